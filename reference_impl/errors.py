@@ -1,0 +1,122 @@
+"""Typed errors with stable categories (spec/formats/errors.md).
+
+Every reader error carries a *category* (a stable snake_case string that reports,
+expected-failure files and the conformance protocol match on, never the message),
+plus where it happened: the file, the byte position in that file and, when known,
+the Kafka offset. Messages are for people and may change.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Category(StrEnum):
+    """The stable error categories of spec/formats/errors.md."""
+
+    TRUNCATED_BATCH = "truncated_batch"
+    INVALID_BATCH_SIZE = "invalid_batch_size"
+    BAD_MAGIC = "bad_magic"
+    CRC_MISMATCH = "crc_mismatch"
+    INVALID_RECORD = "invalid_record"
+    RECORD_TOO_LARGE = "record_too_large"
+    UNSUPPORTED_COMPRESSION = "unsupported_compression"
+    CORRUPT_COMPRESSED_DATA = "corrupt_compressed_data"
+    DECOMPRESSION_LIMIT = "decompression_limit"
+    INVALID_CONTROL_RECORD = "invalid_control_record"
+    OFFSET_OVERFLOW = "offset_overflow"
+    CORRUPT_INDEX = "corrupt_index"
+    CORRUPT_SNAPSHOT = "corrupt_snapshot"
+    CORRUPT_CHECKPOINT = "corrupt_checkpoint"
+    INVALID_FILE_NAME = "invalid_file_name"
+
+
+class KafkaLogError(Exception):
+    """Base of every error the reference implementation raises on bad input.
+
+    ``category`` is the stable machine-readable kind; ``file``, ``position`` and
+    ``offset`` locate the problem (``None`` when unknown).
+    """
+
+    category: Category
+
+    def __init__(
+        self,
+        category: Category,
+        message: str,
+        *,
+        file: str | None = None,
+        position: int | None = None,
+        offset: int | None = None,
+    ) -> None:
+        self.category = Category(category)
+        self.message = message
+        self.file = file
+        self.position = position
+        self.offset = offset
+        super().__init__(self._describe())
+
+    def _describe(self) -> str:
+        where = []
+        if self.file is not None:
+            where.append(str(self.file))
+        if self.position is not None:
+            where.append(f"position {self.position}")
+        if self.offset is not None:
+            where.append(f"offset {self.offset}")
+        prefix = f"{', '.join(where)}: " if where else ""
+        return f"{prefix}{self.category.value}: {self.message}"
+
+    def located(
+        self, *, file: str | None = None, position: int | None = None, offset: int | None = None
+    ) -> KafkaLogError:
+        """Fill in location fields that are still unknown (keeps the innermost ones)."""
+        if self.file is None and file is not None:
+            self.file = file
+        if self.position is None and position is not None:
+            self.position = position
+        if self.offset is None and offset is not None:
+            self.offset = offset
+        self.args = (self._describe(),)
+        return self
+
+    def to_dict(self) -> dict:
+        return {
+            "category": self.category.value,
+            "message": self.message,
+            "file": self.file,
+            "position": self.position,
+            "offset": self.offset,
+        }
+
+
+class CorruptRecordError(KafkaLogError):
+    """Bad bytes in a .log file or a batch (Kafka: CorruptRecordException, InvalidRecordException)."""
+
+
+class CorruptIndexError(KafkaLogError):
+    """Bad bytes in an .index, .timeindex or .txnindex file (Kafka: CorruptIndexException)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.CORRUPT_INDEX, message, **where)
+
+
+class CorruptSnapshotError(KafkaLogError):
+    """Bad bytes in a producer-state .snapshot file (Kafka: CorruptSnapshotException)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.CORRUPT_SNAPSHOT, message, **where)
+
+
+class CorruptCheckpointError(KafkaLogError):
+    """A text checkpoint, partition.metadata or marker file that does not parse (Kafka: IOException)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.CORRUPT_CHECKPOINT, message, **where)
+
+
+class InvalidFileNameError(KafkaLogError):
+    """A segment or partition-directory name that does not follow spec/formats/file-naming.md."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.INVALID_FILE_NAME, message, **where)

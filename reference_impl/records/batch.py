@@ -1,0 +1,258 @@
+"""RecordBatch v2 (magic 2): the 61-byte header and its records (spec/formats/record-batch-v2.md).
+
+Layout, all big-endian [DefaultRecordBatch.java]::
+
+    0  baseOffset int64          27 baseTimestamp int64     53 baseSequence int32
+    8  batchLength int32         35 maxTimestamp int64      57 recordsCount int32
+    12 partitionLeaderEpoch      43 producerId int64        61 records...
+    16 magic int8 = 2            51 producerEpoch int16
+    17 crc uint32 (CRC-32C of [21, end))
+    21 attributes int16
+    23 lastOffsetDelta int32
+
+The CRC starts at attributes, so a broker may rewrite baseOffset and the leader
+epoch without recomputing it (BATCH: CRC coverage). Records are parsed lazily:
+recovery checks only framing and CRC, as Kafka's LogSegment.recover does.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+
+from ..errors import Category, CorruptRecordError, KafkaLogError
+from .checksums import crc32c
+from .compression import DEFAULT_DECOMPRESSION_LIMIT, Compression, codec_for_id, decompress
+from .record import Header, Record, TimestampType, increment_sequence
+from .varint import decode_varint, decode_varlong
+
+HEADER = struct.Struct(">qiibIhiqqqhii")
+RECORD_BATCH_OVERHEAD = HEADER.size  # 61
+LOG_OVERHEAD = 12  # baseOffset + batchLength
+CRC_OFFSET = 17
+ATTRIBUTES_OFFSET = 21
+MAGIC = 2
+
+COMPRESSION_CODEC_MASK = 0x07
+TIMESTAMP_TYPE_MASK = 0x08
+TRANSACTIONAL_FLAG_MASK = 0x10
+CONTROL_FLAG_MASK = 0x20
+DELETE_HORIZON_FLAG_MASK = 0x40
+
+
+def _invalid(message: str) -> CorruptRecordError:
+    return CorruptRecordError(Category.INVALID_RECORD, message)
+
+
+@dataclass(slots=True)
+class RecordBatch:
+    """A v2 batch as it sits in a .log file: header fields plus its raw bytes."""
+
+    base_offset: int
+    batch_length: int
+    partition_leader_epoch: int
+    magic: int
+    crc: int
+    attributes: int
+    last_offset_delta: int
+    base_timestamp: int
+    max_timestamp: int
+    producer_id: int
+    producer_epoch: int
+    base_sequence: int
+    records_count: int
+    raw: bytes
+    position: int = 0
+    file: str | None = None
+
+    @classmethod
+    def from_bytes(cls, raw: bytes, *, position: int = 0, file: str | None = None) -> RecordBatch:
+        """Parse the header of one whole batch (``raw`` = its 12 + batchLength bytes)."""
+        if len(raw) < RECORD_BATCH_OVERHEAD:
+            raise CorruptRecordError(
+                Category.INVALID_BATCH_SIZE,
+                f"v2 batch of {len(raw)} bytes is below the {RECORD_BATCH_OVERHEAD}-byte header",
+                file=file,
+                position=position,
+            )
+        return cls(*HEADER.unpack_from(raw, 0), raw=bytes(raw), position=position, file=file)
+
+    # --- attributes (only the low byte is read: BATCH attributes) ---
+    @property
+    def compression_id(self) -> int:
+        return self.attributes & COMPRESSION_CODEC_MASK
+
+    @property
+    def compression(self) -> Compression:
+        try:
+            return codec_for_id(self.compression_id, self.magic)
+        except KafkaLogError as exc:
+            raise exc.located(file=self.file, position=self.position, offset=self.base_offset)
+
+    @property
+    def timestamp_type(self) -> TimestampType:
+        if self.attributes & TIMESTAMP_TYPE_MASK:
+            return TimestampType.LOG_APPEND_TIME
+        return TimestampType.CREATE_TIME
+
+    @property
+    def is_transactional(self) -> bool:
+        return bool(self.attributes & TRANSACTIONAL_FLAG_MASK)
+
+    @property
+    def is_control(self) -> bool:
+        return bool(self.attributes & CONTROL_FLAG_MASK)
+
+    @property
+    def has_delete_horizon(self) -> bool:
+        return bool(self.attributes & DELETE_HORIZON_FLAG_MASK)
+
+    @property
+    def delete_horizon_ms(self) -> int | None:
+        return self.base_timestamp if self.has_delete_horizon else None
+
+    # --- derived offsets and sizes ---
+    @property
+    def last_offset(self) -> int:
+        return self.base_offset + self.last_offset_delta
+
+    @property
+    def next_offset(self) -> int:
+        return self.last_offset + 1
+
+    @property
+    def size_in_bytes(self) -> int:
+        return len(self.raw)
+
+    @property
+    def last_sequence(self) -> int:
+        if self.base_sequence < 0:
+            return -1
+        return increment_sequence(self.base_sequence, self.last_offset_delta)
+
+    # --- integrity (BATCH: CRC-32C over attributes..end) ---
+    def compute_crc(self) -> int:
+        return crc32c(memoryview(self.raw)[ATTRIBUTES_OFFSET:])
+
+    @property
+    def is_valid(self) -> bool:
+        return self.compute_crc() == self.crc
+
+    def ensure_valid(self) -> None:
+        """Kafka's ensureValid: size at least 61 (checked at parse) and a matching CRC."""
+        computed = self.compute_crc()
+        if computed != self.crc:
+            raise CorruptRecordError(
+                Category.CRC_MISMATCH,
+                f"stored CRC-32C 0x{self.crc:08x} != computed 0x{computed:08x}",
+                file=self.file,
+                position=self.position,
+                offset=self.base_offset,
+            )
+
+    # --- records ---
+    def records(self, *, decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[Record]:
+        """Decode every record; malformed bytes raise ``invalid_record`` (REC-*)."""
+        where = {"file": self.file, "position": self.position, "offset": self.base_offset}
+        if self.records_count < 0:
+            raise _invalid(f"negative record count {self.records_count}").located(**where)
+        if self.records_count == 0:
+            return []  # Kafka does not look at the bytes of an empty batch
+        try:
+            payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
+            codec = self.compression
+            if codec is not Compression.NONE:
+                payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
+            return _decode_records(self, bytes(payload))
+        except KafkaLogError as exc:
+            raise exc.located(**where)
+
+
+def _decode_records(batch: RecordBatch, buf: bytes) -> list[Record]:
+    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom, with every reader check."""
+    records = []
+    pos = 0
+    log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+    for _ in range(batch.records_count):
+        if pos >= len(buf):
+            raise _invalid(f"only {len(records)} of {batch.records_count} records present")
+        record, pos = _decode_record(batch, buf, pos, log_append)
+        records.append(record)
+    if pos != len(buf):
+        raise _invalid(f"{len(buf) - pos} bytes left after {batch.records_count} records")
+    return records
+
+
+def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | None, int]:
+    """A varint length then that many bytes; a negative length is null (REC: null key/value)."""
+    size, pos = decode_varint(buf, pos)
+    if size < 0:
+        return None, pos
+    if pos + size > limit:
+        raise _invalid(f"{what} of {size} bytes overruns its record")
+    return buf[pos : pos + size], pos + size
+
+
+def _decode_record(
+    batch: RecordBatch, buf: bytes, pos: int, log_append: bool
+) -> tuple[Record, int]:
+    length, pos = decode_varint(buf, pos)
+    end = pos + length
+    if length < 0 or end > len(buf):
+        raise _invalid(f"record body of {length} bytes overruns the batch")
+    if pos >= end:
+        raise _invalid("record body too short for its attributes")
+    attributes = buf[pos]
+    timestamp_delta, p = decode_varlong(buf, pos + 1)
+    offset_delta, p = decode_varint(buf, p)
+    key, p = _read_bytes(buf, p, end, "key")
+    value, p = _read_bytes(buf, p, end, "value")
+    header_count, p = decode_varint(buf, p)
+    if header_count < 0 or header_count > end - p:
+        raise _invalid(f"invalid header count {header_count}")
+    headers = []
+    for _ in range(header_count):
+        key_size, p = decode_varint(buf, p)
+        if key_size < 0 or p + key_size > end:
+            raise _invalid(f"invalid header key size {key_size}")  # REC: null header key
+        header_key = buf[p : p + key_size]
+        header_value, p = _read_bytes(buf, p + key_size, end, "header value")
+        headers.append(Header(header_key, header_value))
+    if p != end:
+        raise _invalid(f"record declared {length} body bytes but {p - (end - length)} were read")
+    offset = batch.base_offset + offset_delta
+    sequence = (
+        increment_sequence(batch.base_sequence, offset_delta) if batch.base_sequence >= 0 else -1
+    )
+    timestamp = batch.max_timestamp if log_append else batch.base_timestamp + timestamp_delta
+    record = Record(
+        offset, timestamp, key, value, tuple(headers), sequence, attributes,
+        offset_delta, timestamp_delta,
+    )  # fmt: skip
+    return record, end
+
+
+# --- in-place rewrites a broker makes (BATCH: fields outside the CRC) -----------------
+
+
+def set_base_offset(raw: bytes, base_offset: int) -> bytes:
+    """Offset assignment: baseOffset is outside the CRC, so nothing else changes."""
+    return struct.pack(">q", base_offset) + raw[8:]
+
+
+def set_partition_leader_epoch(raw: bytes, epoch: int) -> bytes:
+    """Leader epoch stamping: also outside the CRC."""
+    return raw[:12] + struct.pack(">i", epoch) + raw[16:]
+
+
+def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: int) -> bytes:
+    """DefaultRecordBatch.setMaxTimestamp: attributes bit 3 and maxTimestamp, then a new CRC."""
+    buf = bytearray(raw)
+    (attributes,) = struct.unpack_from(">h", buf, ATTRIBUTES_OFFSET)
+    attributes &= ~TIMESTAMP_TYPE_MASK
+    if timestamp_type is TimestampType.LOG_APPEND_TIME:
+        attributes |= TIMESTAMP_TYPE_MASK
+    struct.pack_into(">h", buf, ATTRIBUTES_OFFSET, attributes)
+    struct.pack_into(">q", buf, 35, max_timestamp)
+    struct.pack_into(">I", buf, CRC_OFFSET, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
+    return bytes(buf)

@@ -1,0 +1,147 @@
+"""Walking the entries of a .log file (spec/formats/log-file.md, FRAME-*).
+
+A .log file is a bare concatenation of entries, each ``offset int64 | size int32 |
+... magic int8 at byte 16`` [FileLogInputStream.java]. The reader rules:
+
+* 17 or fewer bytes left: stop quietly (FRAME: short tail);
+* a declared size below 14: the file is corrupt (``invalid_batch_size``);
+* an entry only partly present: stop quietly (a torn write or a preallocated tail);
+* magic 0 or 1: a legacy message; magic 2: a v2 batch; anything else: ``bad_magic``.
+
+No CRC is checked while walking; callers that need it call ``ensure_valid()``.
+The scanner reads a file in large chunks, so memory stays bounded by the chunk
+size plus the largest batch, whatever the file's size.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Iterator
+from typing import BinaryIO
+
+from ..errors import Category, CorruptRecordError
+from .batch import LOG_OVERHEAD, RecordBatch
+from .legacy import LegacyBatch
+
+HEADER_SIZE_UP_TO_MAGIC = 17
+MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
+_PREFIX = struct.Struct(">qi")
+CHUNK_SIZE = 1 << 20
+
+Batch = RecordBatch | LegacyBatch
+
+
+class _BytesSource:
+    def __init__(self, data) -> None:
+        self.data = data
+
+    def read(self, position: int, size: int) -> bytes:
+        return bytes(self.data[position : position + size])
+
+
+class _FileSource:
+    """Positional reads through a read-ahead window, never the whole file."""
+
+    def __init__(self, handle: BinaryIO) -> None:
+        self.fd = handle.fileno()
+        self.window = b""
+        self.window_start = 0
+
+    def read(self, position: int, size: int) -> bytes:
+        offset = position - self.window_start
+        if offset >= 0 and offset + size <= len(self.window):
+            return self.window[offset : offset + size]
+        if size > CHUNK_SIZE:
+            return os.pread(self.fd, size, position)
+        self.window = os.pread(self.fd, CHUNK_SIZE, position)
+        self.window_start = position
+        return self.window[:size]
+
+
+class BatchScanner:
+    """Iterates the whole entries of ``[start, end)``; afterwards ``valid_bytes`` is where
+    the last whole entry ended and ``end`` the logical end (trailing bytes = end - valid_bytes)."""
+
+    def __init__(self, source, end: int, *, start: int = 0, file: str | None = None) -> None:
+        self.source = source
+        self.start = start
+        self.end = end
+        self.file = file
+        self.valid_bytes = start
+
+    def __iter__(self) -> Iterator[Batch]:
+        position = self.start
+        while position < self.end - HEADER_SIZE_UP_TO_MAGIC:
+            prefix = self.source.read(position, HEADER_SIZE_UP_TO_MAGIC)
+            offset, size = _PREFIX.unpack_from(prefix, 0)
+            magic = prefix[16]
+            if size < MIN_ENTRY_SIZE:
+                raise CorruptRecordError(
+                    Category.INVALID_BATCH_SIZE,
+                    f"entry size {size} is below the minimum of {MIN_ENTRY_SIZE}",
+                    file=self.file, position=position, offset=offset,
+                )  # fmt: skip
+            if position > self.end - LOG_OVERHEAD - size:
+                return  # FRAME: an entry only partly present ends the walk quietly
+            raw = self.source.read(position, LOG_OVERHEAD + size)
+            yield parse_entry(raw, magic, position=position, file=self.file, offset=offset)
+            position += LOG_OVERHEAD + size
+            self.valid_bytes = position
+
+    @property
+    def trailing_bytes(self) -> int:
+        return self.end - self.valid_bytes
+
+
+def parse_entry(raw: bytes, magic: int, *, position: int, file: str | None, offset: int) -> Batch:
+    """Dispatch one whole entry on its magic byte."""
+    if magic in (0, 1):
+        return LegacyBatch.from_bytes(raw, position=position, file=file)
+    if magic == 2:
+        return RecordBatch.from_bytes(raw, position=position, file=file)
+    raise CorruptRecordError(
+        Category.BAD_MAGIC, f"unknown magic {magic}", file=file, position=position, offset=offset
+    )
+
+
+def iter_batches(data, *, file: str | None = None, start: int = 0, end: int | None = None):
+    """Scan the entries of an in-memory .log image (bytes, bytearray or memoryview)."""
+    end = len(data) if end is None else min(end, len(data))
+    return BatchScanner(_BytesSource(data), end, start=start, file=file)
+
+
+def iter_file_batches(
+    handle: BinaryIO, *, file: str | None = None, start: int = 0, end: int | None = None
+) -> BatchScanner:
+    """Scan the entries of an open .log file without loading it."""
+    size = os.fstat(handle.fileno()).st_size
+    end = size if end is None else min(end, size)
+    return BatchScanner(
+        _FileSource(handle), end, start=start, file=file or getattr(handle, "name", None)
+    )
+
+
+def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:
+    """Decode exactly one entry from memory; a short buffer is ``truncated_batch``."""
+    if len(data) - position < HEADER_SIZE_UP_TO_MAGIC:
+        raise CorruptRecordError(
+            Category.TRUNCATED_BATCH, "fewer than 17 bytes", file=file, position=position
+        )
+    offset, size = _PREFIX.unpack_from(data, position)
+    if size < MIN_ENTRY_SIZE:
+        raise CorruptRecordError(
+            Category.INVALID_BATCH_SIZE,
+            f"entry size {size}",
+            file=file,
+            position=position,
+            offset=offset,
+        )
+    if len(data) - position < LOG_OVERHEAD + size:
+        raise CorruptRecordError(
+            Category.TRUNCATED_BATCH,
+            f"entry declares {LOG_OVERHEAD + size} bytes, {len(data) - position} present",
+            file=file, position=position, offset=offset,
+        )  # fmt: skip
+    raw = bytes(data[position : position + LOG_OVERHEAD + size])
+    return parse_entry(raw, data[position + 16], position=position, file=file, offset=offset)
