@@ -36,15 +36,16 @@ doc: |
   A torn or garbage tail is not skipped silently. Kafka's reader stops
   quietly at a partial last entry (FileLogInputStream) and recovery truncates
   it; a Kaitai parser has no "stop quietly", so parsing the whole file raises
-  instead: EOFError for an entry cut short (fewer than 12 header bytes, a
-  missing magic byte, or fewer than `len_batch` body bytes), and a
-  ValidationError for an impossible entry (length below 14, e.g. a zero-filled
-  tail; a magic other than 0, 1 or 2). Callers that want Kafka's behaviour
-  parse entry by entry and stop at the first error.
+  instead: EOFError (the Python runtime's EndOfStreamError) for an entry cut
+  short (fewer than 12 header bytes, a missing magic byte, or fewer than
+  `len_batch` body bytes), and a validation error (ValidationFailedError) for
+  an impossible entry (length below 14, e.g. a zero-filled tail; a magic
+  other than 0, 1 or 2). Callers that want Kafka's behaviour parse entry by
+  entry and stop at the first error.
 doc-ref:
-  - spec/formats/log-segment.md
-  - spec/formats/record-batch.md
-  - spec/formats/legacy-messages.md
+  - spec/formats/log-file.md
+  - spec/formats/record-batch-v2.md
+  - spec/formats/legacy-message.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/FileLogInputStream.java
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/DefaultRecord.java
@@ -59,7 +60,9 @@ types:
       One batch (magic 2) or one legacy message (magic 0 or 1), with the
       12-byte framing every entry shares (Kafka's LOG_OVERHEAD). The entry
       occupies 12 + `len_batch` bytes; the next one starts right after it.
-    doc-ref: https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/FileLogInputStream.java
+    doc-ref:
+      - spec/formats/log-file.md
+      - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/FileLogInputStream.java
     params:
       - id: ofs_entry
         type: u8
@@ -110,7 +113,7 @@ types:
       baseOffset, batchLength, partitionLeaderEpoch and magic, which a broker
       may rewrite without recomputing it.
     doc-ref:
-      - spec/formats/record-batch.md
+      - spec/formats/record-batch-v2.md
       - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/DefaultRecordBatch.java
     seq:
       - id: partition_leader_epoch
@@ -231,7 +234,7 @@ types:
       One v2 record: a zigzag-varint length, then that many bytes of record
       body.
     doc-ref:
-      - spec/formats/record-batch.md
+      - spec/formats/record-batch-v2.md
       - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/DefaultRecord.java
     params:
       - id: is_control
@@ -239,7 +242,7 @@ types:
     seq:
       - id: len_record
         -orig-id: length
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
       - id: body
         size: len_record.value
         type: record_body(is_control)
@@ -258,17 +261,17 @@ types:
         doc: Unused; written as 0.
       - id: timestamp_delta
         -orig-id: timestampDelta
-        type: vlq_zigzag
+        type: vlq_zigzag(64)
         doc: |
           timestamp = batch base_timestamp + delta (CREATE_TIME). Under
           LOG_APPEND_TIME the record's timestamp is the batch max_timestamp.
       - id: offset_delta
         -orig-id: offsetDelta
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
         doc: offset = batch base_offset + delta.
       - id: len_key
         -orig-id: keyLength
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
       - id: key
         -orig-id: key
         size: len_key.value
@@ -280,7 +283,7 @@ types:
         doc: In a control batch, the control record key.
       - id: len_value
         -orig-id: valueLength
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
       - id: value
         -orig-id: value
         size: len_value.value
@@ -293,7 +296,7 @@ types:
         doc: In an ABORT or COMMIT control record, the EndTransactionMarker.
       - id: num_headers
         -orig-id: headersCount
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0
       - id: headers
@@ -317,7 +320,7 @@ types:
     seq:
       - id: len_key
         -orig-id: headerKeyLength
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0
       - id: key
@@ -325,7 +328,7 @@ types:
         size: len_key.value
       - id: len_value
         -orig-id: headerValueLength
-        type: vlq_zigzag
+        type: vlq_zigzag(32)
       - id: value
         -orig-id: headerValue
         size: len_value.value
@@ -334,35 +337,41 @@ types:
 
   vlq_zigzag:
     doc: |
-      A Kafka varint or varlong: an unsigned LEB128 integer (7 bits a byte,
-      least significant group first, high bit = more bytes follow) holding a
-      zigzag-encoded signed value, decoded as `(raw >> 1) ^ -(raw & 1)`.
-      This is protobuf's sint32/sint64, not the sign extension of the
-      formats repository's `vlq_base128_le.value_signed`.
+      A Kafka varint (`num_bits` 32) or varlong (`num_bits` 64): an unsigned
+      LEB128 integer (7 bits a byte, least significant group first, high bit
+      = more bytes follow) holding a zigzag-encoded signed value, decoded as
+      `(raw >> 1) ^ -(raw & 1)`. This is protobuf's sint32/sint64, not the
+      sign extension of the formats repository's
+      `vlq_base128_le.value_signed`.
 
-      At most 10 bytes, as for Kafka's varlong: a 10th byte with its high bit
-      set fails validation. Kafka reads int fields (lengths, offsetDelta) as
-      varints of at most 5 bytes and truncates to 32 bits; this type does not
-      distinguish the two, so a 6-10 byte int field is accepted here with its
-      full value.
+      A varint takes at most 5 bytes and a varlong at most 10: a longer
+      encoding fails validation (Kafka throws). As in Java, bits above
+      `num_bits` (possible in the last byte) are dropped.
     doc-ref:
-      - spec/formats/record-batch.md
+      - spec/formats/record-batch-v2.md#7-varints
       - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java
+    params:
+      - id: num_bits
+        type: u1
+        doc: 32 for a varint (Java int), 64 for a varlong (Java long).
     seq:
       - id: groups
         type: u1
         valid:
-          expr: _ < 0x80 or _index < 9
+          expr: _ < 0x80 or _index < max_len - 1
         repeat: until
         repeat-until: _ < 0x80
         doc: The encoded bytes; all but the last have the high bit set.
     instances:
+      max_len:
+        value: (num_bits + 6) / 7
+        doc: Longest valid encoding in bytes (5 or 10).
       len:
         value: groups.size
         doc: Encoded size in bytes.
       raw:
         value: >-
-          groups[0] & 0x7f
+          (groups[0] & 0x7f
           | (groups.size > 1 ? (groups[1] & 0x7f) << 7 : 0)
           | (groups.size > 2 ? (groups[2] & 0x7f) << 14 : 0)
           | (groups.size > 3 ? (groups[3] & 0x7f) << 21 : 0)
@@ -371,8 +380,9 @@ types:
           | (groups.size > 6 ? (groups[6] & 0x7f) << 42 : 0)
           | (groups.size > 7 ? (groups[7] & 0x7f) << 49 : 0)
           | (groups.size > 8 ? (groups[8] & 0x7f) << 56 : 0)
-          | (groups.size > 9 ? (groups[9] & 0x7f) << 63 : 0)
-        doc: The unsigned (still zigzag-encoded) value.
+          | (groups.size > 9 ? (groups[9] & 0x7f) << 63 : 0))
+          & ((1 << num_bits) - 1)
+        doc: The unsigned (still zigzag-encoded) value, as a `num_bits` integer.
       value:
         value: (raw >> 1) ^ -(raw & 1)
         doc: The signed value.
@@ -386,7 +396,7 @@ types:
       set (entries of this same layout; v1 inner offsets are relative). The
       value is kept as raw bytes.
     doc-ref:
-      - spec/formats/legacy-messages.md
+      - spec/formats/legacy-message.md
       - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/LegacyRecord.java
       - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/AbstractLegacyRecordBatch.java
     seq:
@@ -425,6 +435,14 @@ types:
           The payload, or for a compressed wrapper the compressed inner
           message set (gzip, xerial-framed snappy, or LZ4 frame; zstd is not
           allowed below magic 2).
+      - id: unparsed_tail
+        size-eos: true
+        valid:
+          expr: _.length == 0
+        doc: |
+          Must be empty: the key and value fill the message exactly. (Kafka's
+          LegacyRecord does not check this, but the bytes would be covered by
+          the CRC without belonging to any field.)
     instances:
       compression:
         value: attributes & 0x07

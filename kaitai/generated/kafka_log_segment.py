@@ -36,22 +36,23 @@ class KafkaLogSegment(KaitaiStruct):
     A torn or garbage tail is not skipped silently. Kafka's reader stops
     quietly at a partial last entry (FileLogInputStream) and recovery truncates
     it; a Kaitai parser has no "stop quietly", so parsing the whole file raises
-    instead: EOFError for an entry cut short (fewer than 12 header bytes, a
-    missing magic byte, or fewer than `len_batch` body bytes), and a
-    ValidationError for an impossible entry (length below 14, e.g. a zero-filled
-    tail; a magic other than 0, 1 or 2). Callers that want Kafka's behaviour
-    parse entry by entry and stop at the first error.
+    instead: EOFError (the Python runtime's EndOfStreamError) for an entry cut
+    short (fewer than 12 header bytes, a missing magic byte, or fewer than
+    `len_batch` body bytes), and a validation error (ValidationFailedError) for
+    an impossible entry (length below 14, e.g. a zero-filled tail; a magic
+    other than 0, 1 or 2). Callers that want Kafka's behaviour parse entry by
+    entry and stop at the first error.
 
     .. seealso::
-       spec/formats/log-segment.md
-
-
-    .. seealso::
-       spec/formats/record-batch.md
+       spec/formats/log-file.md
 
 
     .. seealso::
-       spec/formats/legacy-messages.md
+       spec/formats/record-batch-v2.md
+
+
+    .. seealso::
+       spec/formats/legacy-message.md
 
 
     .. seealso::
@@ -111,12 +112,12 @@ class KafkaLogSegment(KaitaiStruct):
             self._read()
 
         def _read(self):
-            self.len_key = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.len_key = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             _ = self.len_key
             if not _.value >= 0:
                 raise kaitaistruct.ValidationExprError(self.len_key, self._io, u"/types/header/seq/0")
             self.key = self._io.read_bytes(self.len_key.value)
-            self.len_value = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.len_value = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             if self.len_value.value >= 0:
                 pass
                 self.value = self._io.read_bytes(self.len_value.value)
@@ -141,7 +142,7 @@ class KafkaLogSegment(KaitaiStruct):
         value is kept as raw bytes.
 
         .. seealso::
-           spec/formats/legacy-messages.md
+           spec/formats/legacy-message.md
 
 
         .. seealso::
@@ -177,6 +178,10 @@ class KafkaLogSegment(KaitaiStruct):
                 pass
                 self.value = self._io.read_bytes(self.len_value)
 
+            self.unparsed_tail = self._io.read_bytes_full()
+            _ = self.unparsed_tail
+            if not len(_) == 0:
+                raise kaitaistruct.ValidationExprError(self.unparsed_tail, self._io, u"/types/legacy_message/seq/8")
 
 
         def _fetch_instances(self):
@@ -216,6 +221,10 @@ class KafkaLogSegment(KaitaiStruct):
         """One batch (magic 2) or one legacy message (magic 0 or 1), with the
         12-byte framing every entry shares (Kafka's LOG_OVERHEAD). The entry
         occupies 12 + `len_batch` bytes; the next one starts right after it.
+
+        .. seealso::
+           spec/formats/log-file.md
+
 
         .. seealso::
            Source - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/record/FileLogInputStream.java
@@ -287,7 +296,7 @@ class KafkaLogSegment(KaitaiStruct):
         body.
 
         .. seealso::
-           spec/formats/record-batch.md
+           spec/formats/record-batch-v2.md
 
 
         .. seealso::
@@ -301,7 +310,7 @@ class KafkaLogSegment(KaitaiStruct):
             self._read()
 
         def _read(self):
-            self.len_record = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.len_record = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             self._raw_body = self._io.read_bytes(self.len_record.value)
             _io__raw_body = KaitaiStream(BytesIO(self._raw_body))
             self.body = KafkaLogSegment.RecordBody(self.is_control, _io__raw_body, self, self._root)
@@ -322,7 +331,7 @@ class KafkaLogSegment(KaitaiStruct):
         may rewrite without recomputing it.
 
         .. seealso::
-           spec/formats/record-batch.md
+           spec/formats/record-batch-v2.md
 
 
         .. seealso::
@@ -432,9 +441,9 @@ class KafkaLogSegment(KaitaiStruct):
 
         def _read(self):
             self.attributes = self._io.read_s1()
-            self.timestamp_delta = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
-            self.offset_delta = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
-            self.len_key = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.timestamp_delta = KafkaLogSegment.VlqZigzag(64, self._io, self, self._root)
+            self.offset_delta = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
+            self.len_key = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             if self.len_key.value >= 0:
                 pass
                 _on = self.is_control
@@ -447,7 +456,7 @@ class KafkaLogSegment(KaitaiStruct):
                     pass
                     self.key = self._io.read_bytes(self.len_key.value)
 
-            self.len_value = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.len_value = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             if self.len_value.value >= 0:
                 pass
                 _on = self.control_record_type
@@ -465,7 +474,7 @@ class KafkaLogSegment(KaitaiStruct):
                     pass
                     self.value = self._io.read_bytes(self.len_value.value)
 
-            self.num_headers = KafkaLogSegment.VlqZigzag(self._io, self, self._root)
+            self.num_headers = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             _ = self.num_headers
             if not _.value >= 0:
                 raise kaitaistruct.ValidationExprError(self.num_headers, self._io, u"/types/record_body/seq/7")
@@ -558,29 +567,29 @@ class KafkaLogSegment(KaitaiStruct):
 
 
     class VlqZigzag(KaitaiStruct):
-        """A Kafka varint or varlong: an unsigned LEB128 integer (7 bits a byte,
-        least significant group first, high bit = more bytes follow) holding a
-        zigzag-encoded signed value, decoded as `(raw >> 1) ^ -(raw & 1)`.
-        This is protobuf's sint32/sint64, not the sign extension of the
-        formats repository's `vlq_base128_le.value_signed`.
+        """A Kafka varint (`num_bits` 32) or varlong (`num_bits` 64): an unsigned
+        LEB128 integer (7 bits a byte, least significant group first, high bit
+        = more bytes follow) holding a zigzag-encoded signed value, decoded as
+        `(raw >> 1) ^ -(raw & 1)`. This is protobuf's sint32/sint64, not the
+        sign extension of the formats repository's
+        `vlq_base128_le.value_signed`.
 
-        At most 10 bytes, as for Kafka's varlong: a 10th byte with its high bit
-        set fails validation. Kafka reads int fields (lengths, offsetDelta) as
-        varints of at most 5 bytes and truncates to 32 bits; this type does not
-        distinguish the two, so a 6-10 byte int field is accepted here with its
-        full value.
+        A varint takes at most 5 bytes and a varlong at most 10: a longer
+        encoding fails validation (Kafka throws). As in Java, bits above
+        `num_bits` (possible in the last byte) are dropped.
 
         .. seealso::
-           spec/formats/record-batch.md
+           spec/formats/record-batch-v2.md#7-varints
 
 
         .. seealso::
            Source - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/clients/src/main/java/org/apache/kafka/common/utils/ByteUtils.java
         """
-        def __init__(self, _io, _parent=None, _root=None):
+        def __init__(self, num_bits, _io, _parent=None, _root=None):
             super(KafkaLogSegment.VlqZigzag, self).__init__(_io)
             self._parent = _parent
             self._root = _root
+            self.num_bits = num_bits
             self._read()
 
         def _read(self):
@@ -590,7 +599,7 @@ class KafkaLogSegment(KaitaiStruct):
                 _ = self._io.read_u1()
                 self.groups.append(_)
                 _ = self.groups[i]
-                if not  ((_ < 128) or (i < 9)) :
+                if not  ((_ < 128) or (i < self.max_len - 1)) :
                     raise kaitaistruct.ValidationExprError(self.groups[i], self._io, u"/types/vlq_zigzag/seq/0")
                 if _ < 128:
                     break
@@ -613,12 +622,21 @@ class KafkaLogSegment(KaitaiStruct):
             return getattr(self, '_m_len', None)
 
         @property
+        def max_len(self):
+            """Longest valid encoding in bytes (5 or 10)."""
+            if hasattr(self, '_m_max_len'):
+                return self._m_max_len
+
+            self._m_max_len = (self.num_bits + 6) // 7
+            return getattr(self, '_m_max_len', None)
+
+        @property
         def raw(self):
-            """The unsigned (still zigzag-encoded) value."""
+            """The unsigned (still zigzag-encoded) value, as a `num_bits` integer."""
             if hasattr(self, '_m_raw'):
                 return self._m_raw
 
-            self._m_raw = ((((((((self.groups[0] & 127 | ((self.groups[1] & 127) << 7 if len(self.groups) > 1 else 0)) | ((self.groups[2] & 127) << 14 if len(self.groups) > 2 else 0)) | ((self.groups[3] & 127) << 21 if len(self.groups) > 3 else 0)) | ((self.groups[4] & 127) << 28 if len(self.groups) > 4 else 0)) | ((self.groups[5] & 127) << 35 if len(self.groups) > 5 else 0)) | ((self.groups[6] & 127) << 42 if len(self.groups) > 6 else 0)) | ((self.groups[7] & 127) << 49 if len(self.groups) > 7 else 0)) | ((self.groups[8] & 127) << 56 if len(self.groups) > 8 else 0)) | ((self.groups[9] & 127) << 63 if len(self.groups) > 9 else 0)
+            self._m_raw = (((((((((self.groups[0] & 127 | ((self.groups[1] & 127) << 7 if len(self.groups) > 1 else 0)) | ((self.groups[2] & 127) << 14 if len(self.groups) > 2 else 0)) | ((self.groups[3] & 127) << 21 if len(self.groups) > 3 else 0)) | ((self.groups[4] & 127) << 28 if len(self.groups) > 4 else 0)) | ((self.groups[5] & 127) << 35 if len(self.groups) > 5 else 0)) | ((self.groups[6] & 127) << 42 if len(self.groups) > 6 else 0)) | ((self.groups[7] & 127) << 49 if len(self.groups) > 7 else 0)) | ((self.groups[8] & 127) << 56 if len(self.groups) > 8 else 0)) | ((self.groups[9] & 127) << 63 if len(self.groups) > 9 else 0)) & (1 << self.num_bits) - 1
             return getattr(self, '_m_raw', None)
 
         @property
