@@ -136,10 +136,23 @@ class RecordBatch:
 
     @property
     def is_valid(self) -> bool:
-        return self.compute_crc() == self.crc
+        return self._declared_size_ok() and self.compute_crc() == self.crc
+
+    def _declared_size_ok(self) -> bool:
+        # Kafka's sizeInBytes() comes from the batchLength field, not the buffer
+        return self.batch_length + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD
 
     def ensure_valid(self) -> None:
-        """Kafka's ensureValid: size at least 61 (checked at parse) and a matching CRC."""
+        """Kafka's ensureValid: a declared size of at least 61 and a matching CRC."""
+        if not self._declared_size_ok():
+            raise CorruptRecordError(
+                Category.INVALID_BATCH_SIZE,
+                f"batchLength {self.batch_length} gives a batch below the "
+                f"{RECORD_BATCH_OVERHEAD}-byte header",
+                file=self.file,
+                position=self.position,
+                offset=self.base_offset,
+            )
         computed = self.compute_crc()
         if computed != self.crc:
             raise CorruptRecordError(
@@ -165,6 +178,9 @@ class RecordBatch:
                 payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
             return _decode_records(self, bytes(payload))
         except KafkaLogError as exc:
+            # a position found while decoding is inside the (decompressed) record bytes,
+            # not the file: report the batch's own position instead
+            exc.position = None
             raise exc.located(**where)
 
 
@@ -247,6 +263,8 @@ def set_partition_leader_epoch(raw: bytes, epoch: int) -> bytes:
 
 def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: int) -> bytes:
     """DefaultRecordBatch.setMaxTimestamp: attributes bit 3 and maxTimestamp, then a new CRC."""
+    if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
+        raise ValueError("a v2 batch needs CreateTime or LogAppendTime")  # Kafka: IAE
     buf = bytearray(raw)
     (attributes,) = struct.unpack_from(">h", buf, ATTRIBUTES_OFFSET)
     attributes &= ~TIMESTAMP_TYPE_MASK

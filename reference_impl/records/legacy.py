@@ -169,6 +169,9 @@ class LegacyBatch:
         try:
             return _inner_records(self, limit)
         except KafkaLogError as exc:
+            # positions (and v1 relative offsets) inside the decompressed inner stream
+            # do not locate anything in the file: report the wrapper's own
+            exc.position = exc.offset = None
             raise exc.located(**where)
 
 
