@@ -44,6 +44,9 @@ class _FileSource:
     """Positional reads through a read-ahead window, never the whole file."""
 
     def __init__(self, handle: BinaryIO) -> None:
+        # keep the file object alive: if it were collected, its fd would be closed (and
+        # its number possibly reused by another open file) while the scan still reads it
+        self.handle = handle
         self.fd = handle.fileno()
         self.window = b""
         self.window_start = 0
