@@ -8,6 +8,7 @@ the .log framing rules of §1.1 (FileLogInputStream).
 
 from __future__ import annotations
 
+import gc
 import json
 import struct
 import subprocess
@@ -1241,3 +1242,21 @@ def test_file_errors_name_the_file(tmp_path):
     err = expect(Category.INVALID_RECORD, batch.records)
     assert err.file == str(path) and err.position == 0 and err.offset == 42
     assert err.to_dict()["category"] == "invalid_record"
+
+
+def test_iter_file_batches_keeps_its_file_open(tmp_path):
+    # the scanner must hold the file object: a collected handle closes its fd, and the
+    # number can be reused by the next open() (here: a file of zeros)
+    path, other = tmp_path / "00000000000000000000.log", tmp_path / "zeros"
+    path.write_bytes(sample_log())
+    other.write_bytes(bytes(4096))
+    handle = open(path, "rb")  # noqa: SIM115
+    scanner = iter_file_batches(handle)
+    del handle
+    gc.collect()
+    try:
+        with open(other, "rb"):
+            batches = list(scanner)
+        assert [b.last_offset for b in batches] == [2, 3, 4, 5, 8, 11, 12]
+    finally:
+        scanner.source.handle.close()
