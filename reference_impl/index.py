@@ -277,13 +277,39 @@ def sanity_check_txn_index(buf, base_offset: int, *, file: str | None = None) ->
 
 
 @dataclass(frozen=True, slots=True)
+class BatchSpan:
+    """What the index checks need of a batch in the .log: its offsets, and (for the time
+    index) the max timestamp of its records, None when not computed."""
+
+    base_offset: int
+    last_offset: int
+    max_timestamp: int | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class IndexMismatch:
-    """One disagreement between an index entry and the log. ``kind`` is one of
-    ``offset_mismatch`` (index offset vs. lastOffset of the batch at the position; log
-    value -1 when no whole, CRC-valid batch starts there), ``offset_not_found`` (time
-    index: no batch has that last offset; -1 when none reaches it), ``timestamp_mismatch``
-    (index timestamp vs. the batch's max record timestamp) and ``out_of_order`` (index
-    timestamp vs. the previous entry's, which must be smaller)."""
+    """One disagreement between an index entry and the log, found by DumpLogSegments' rules.
+
+    Offset index (index value: the entry's offset; log value: the lastOffset of the batch
+    at the entry's position, -1 if none):
+
+    * ``no_batch_at_position``: no whole, CRC-valid batch starts at the position;
+    * ``offset_beyond_batch``: the entry's offset lies after that batch, as a follower
+      writes when it appends a fetched chunk of several batches at once;
+    * ``offset_mismatch``: the entry's offset is below the batch's lastOffset.
+
+    Time index (index value: the entry's offset or timestamp; log value: the batch's):
+
+    * ``offset_not_found``: no batch from the looked-up position has that offset
+      (log value -1 when none reaches it, else the lastOffset of the batch after the gap);
+    * ``offset_inside_batch``: the offset is inside a batch but not its last one, as a
+      leader writes when it indexes the record carrying the max timestamp;
+    * ``timestamp_mismatch``: the timestamp differs from the batch's max record timestamp;
+    * ``out_of_order``: the timestamp is not above the previous entry's (log value).
+
+    Kafka reports the three offset-index kinds as one "mismatch" and the first two time
+    index kinds as one "offset not found"; telling them apart shows which are benign.
+    """
 
     kind: str
     slot: int
@@ -292,20 +318,21 @@ class IndexMismatch:
 
 
 def verify_offset_index(
-    entries: list[OffsetPosition], last_offset_at: Callable[[int], int | None]
+    entries: list[OffsetPosition], batch_at: Callable[[int], BatchSpan | None]
 ) -> list[IndexMismatch]:
     """OIDX: each entry's offset is the lastOffset of the batch starting at its position.
 
-    ``last_offset_at(position)`` returns that lastOffset, or None when no whole batch
-    with a valid CRC starts at ``position`` (a position inside a batch or past the end).
+    ``batch_at(position)`` returns the whole, CRC-valid batch starting exactly at
+    ``position``, or None (a position inside a batch or past the end).
     """
     mismatches = []
     for slot, entry in enumerate(entries):
-        log_offset = last_offset_at(entry.position)
-        if log_offset is None:
-            mismatches.append(IndexMismatch("offset_mismatch", slot, entry.offset, -1))
-        elif log_offset != entry.offset:
-            mismatches.append(IndexMismatch("offset_mismatch", slot, entry.offset, log_offset))
+        batch = batch_at(entry.position)
+        if batch is None:
+            mismatches.append(IndexMismatch("no_batch_at_position", slot, entry.offset, -1))
+        elif entry.offset != batch.last_offset:
+            kind = "offset_beyond_batch" if entry.offset > batch.last_offset else "offset_mismatch"
+            mismatches.append(IndexMismatch(kind, slot, entry.offset, batch.last_offset))
     return mismatches
 
 
@@ -313,15 +340,15 @@ def verify_time_index(
     entries: list[TimestampOffset],
     offset_entries: list[OffsetPosition],
     base_offset: int,
-    find_batch: Callable[[int, int], tuple[int, int] | None],
+    find_batch: Callable[[int, int], BatchSpan | None],
 ) -> list[IndexMismatch]:
     """TIDX, as DumpLogSegments.dumpTimeIndex checks it, entry by entry:
 
     1. position = the offset index's lookup(entry.offset) (position 0 if it has none);
-    2. ``find_batch(position, offset)`` gives (lastOffset, max record timestamp) of the first
-       batch from there whose lastOffset >= offset, or None;
-    3. none, or a lastOffset != offset: ``offset_not_found``; else the timestamp must equal
-       the batch's max record timestamp and exceed the previous entry's timestamp.
+    2. ``find_batch(position, offset)``: the first batch from there whose lastOffset >= offset;
+    3. none, or a lastOffset != offset: the offset is not a batch's last offset; else the
+       timestamp must equal the batch's max record timestamp and exceed the previous
+       entry's timestamp.
 
     The previous timestamp advances on every entry, found or not, as in Kafka.
     """
@@ -329,15 +356,17 @@ def verify_time_index(
     previous = NO_TIMESTAMP
     for slot, entry in enumerate(entries):
         position = lookup_offset(offset_entries, entry.offset, base_offset).position
-        found = find_batch(position, entry.offset)
-        if found is None:
+        batch = find_batch(position, entry.offset)
+        if batch is None:
             mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, -1))
-        elif found[0] != entry.offset:
-            mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, found[0]))
+        elif batch.last_offset != entry.offset:
+            inside = batch.base_offset <= entry.offset
+            kind = "offset_inside_batch" if inside else "offset_not_found"
+            mismatches.append(IndexMismatch(kind, slot, entry.offset, batch.last_offset))
         else:
-            if found[1] != entry.timestamp:
+            if batch.max_timestamp != entry.timestamp:
                 mismatches.append(
-                    IndexMismatch("timestamp_mismatch", slot, entry.timestamp, found[1])
+                    IndexMismatch("timestamp_mismatch", slot, entry.timestamp, batch.max_timestamp)
                 )
             if previous >= entry.timestamp:
                 mismatches.append(IndexMismatch("out_of_order", slot, entry.timestamp, previous))
