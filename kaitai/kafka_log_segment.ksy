@@ -131,9 +131,11 @@ types:
       - id: attributes
         -orig-id: attributes
         type: s2
+        valid:
+          expr: (_ & 0x07) <= 4
         doc: |
           Bit flags, decoded by the instances below. Kafka reads only the low
-          byte; bits 7-15 are unused.
+          byte; bits 7-15 are unused. Codec ids 5-7 are invalid (BATCH-14).
       - id: last_offset_delta
         -orig-id: lastOffsetDelta
         type: s4
@@ -211,8 +213,8 @@ types:
   record_set:
     doc: |
       The uncompressed records of a v2 batch: exactly `num_records` records
-      filling the batch. Too few bytes raise EOFError; bytes left over after
-      the last record are rejected (Kafka: InvalidRecordException).
+      filling the batch. Too few bytes raise EOFError (REC-13); bytes left over
+      after the last record are rejected (REC-12).
     params:
       - id: num_records
         type: s4
@@ -227,7 +229,10 @@ types:
         size-eos: true
         valid:
           expr: _.length == 0
-        doc: Must be empty.
+        if: num_records > 0
+        doc: |
+          Must be empty (REC-12). An empty batch's bytes are not looked at
+          (BATCH-10).
 
   record:
     doc: |
@@ -272,6 +277,9 @@ types:
       - id: len_key
         -orig-id: keyLength
         type: vlq_zigzag(32)
+        valid:
+          expr: _.value >= 0 or not is_control
+        doc: A control record's key may not be null (CTRL-2).
       - id: key
         -orig-id: key
         size: len_key.value
@@ -284,6 +292,9 @@ types:
       - id: len_value
         -orig-id: valueLength
         type: vlq_zigzag(32)
+        valid:
+          expr: _.value >= 0 or not is_transaction_marker
+        doc: A transaction marker's value may not be null (CTRL-7).
       - id: value
         -orig-id: value
         size: len_value.value
@@ -312,8 +323,15 @@ types:
     instances:
       control_record_type:
         value: key.as<kafka_control_record>.type
-        if: is_control and len_key.value >= 0
+        if: is_control
         doc: The type of a control record; absent outside control batches.
+      is_transaction_marker:
+        value: |
+          is_control and (
+            control_record_type == kafka_control_record::control_record_type::abort
+            or control_record_type == kafka_control_record::control_record_type::commit
+          )
+        doc: An ABORT or COMMIT record, whose value is an EndTransactionMarker.
 
   header:
     doc: A record header; the key is UTF-8 text and may not be null.
@@ -412,6 +430,11 @@ types:
       - id: attributes
         -orig-id: attributes
         type: s1
+        valid:
+          expr: (_ & 0x07) <= 3
+        doc: |
+          Bits 0-2: codec, bit 3 (v1 only): timestamp type. Codec 4 (zstd) and
+          ids 5-7 are invalid below magic 2 (LEGACY-12).
       - id: timestamp
         -orig-id: timestamp
         type: s8
@@ -427,6 +450,9 @@ types:
       - id: len_value
         -orig-id: valueSize
         type: s4
+        valid:
+          expr: _ >= 0 or (attributes & 0x07) == 0
+        doc: A compressed wrapper's value may not be null (LEGACY-13).
       - id: value
         -orig-id: value
         size: len_value

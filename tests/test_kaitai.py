@@ -45,6 +45,7 @@ from reference_impl.records import (
     parse_control_key,
     parse_end_txn_marker,
 )
+from reference_impl.records.legacy import encode_message
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 GENERATED_MODULES = (
@@ -594,6 +595,69 @@ def test_record_count_must_match_the_records(count_change: int, error: type) -> 
     struct.pack_into(">i", data, 57, count + count_change)
     with pytest.raises(error):
         KafkaLogSegment(KaitaiStream(BytesIO(bytes(data))))
+
+
+def with_codec_bits(entry: bytes, codec: int, attributes_at: int) -> bytes:
+    data = bytearray(entry)
+    data[attributes_at] = (data[attributes_at] & ~0x07) | codec
+    return bytes(data)
+
+
+def read_everything_with_reference(data: bytes) -> None:
+    """Every check reference_impl makes of a file: entries, codecs, records, control keys,
+    transaction markers (CRCs aside, which Kaitai cannot compute)."""
+    for batch in iter_batches(data):
+        for record in batch.records():
+            if batch.is_control:
+                control_type = parse_control_key(record.key)
+                if control_type in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
+                    parse_end_txn_marker(record.key, record.value)
+
+
+COMMIT_KEY = struct.pack(">hh", 0, ControlRecordType.COMMIT)
+# Damage that both readings reject, with the category reference_impl gives it.
+REJECTED = {
+    "codec id 5 in a v2 batch (BATCH-14)": (
+        with_codec_bits(build_record_batch([SimpleRecord(b"v")]), 5, attributes_at=22),
+        Category.UNSUPPORTED_COMPRESSION,
+    ),
+    "zstd in a v0 message (LEGACY-12)": (
+        with_codec_bits(encode_message(0, 0, None, b"v"), 4, attributes_at=17),
+        Category.UNSUPPORTED_COMPRESSION,
+    ),
+    "compressed wrapper with a null value (LEGACY-13)": (
+        encode_message(0, 1, None, None, attributes=int(Compression.GZIP)),
+        Category.INVALID_RECORD,
+    ),
+    "control record with a null key (CTRL-2)": (
+        build_record_batch([SimpleRecord(b"v", key=None)], is_control=True),
+        Category.INVALID_CONTROL_RECORD,
+    ),
+    "COMMIT marker with a null value (CTRL-7)": (
+        build_record_batch([SimpleRecord(None, key=COMMIT_KEY)], is_control=True),
+        Category.INVALID_CONTROL_RECORD,
+    ),
+}
+
+
+@pytest.mark.parametrize("case", REJECTED)
+def test_damage_rejected_by_both_readings(case: str) -> None:
+    data, category = REJECTED[case]
+    with pytest.raises(ValidationFailedError):
+        KafkaLogSegment.from_bytes(data)
+    with pytest.raises(KafkaLogError) as reference:
+        read_everything_with_reference(data)
+    assert reference.value.category == category
+
+
+def test_empty_batch_bytes_are_not_looked_at() -> None:
+    """BATCH-10: a batch with recordsCount 0 has no records, whatever follows its header."""
+    data = bytearray(build_record_batch([], base_offset=5) + b"junk")
+    struct.pack_into(">i", data, 8, len(data) - 12)
+    (entry,) = KafkaLogSegment.from_bytes(bytes(data)).entries
+    assert entry.body.records.records == []
+    (batch,) = iter_batches(bytes(data))
+    assert batch.records() == []
 
 
 def test_negative_control_key_version_is_invalid() -> None:

@@ -164,6 +164,9 @@ class KafkaLogSegment(KaitaiStruct):
             if not  ((self.magic == 0) or (self.magic == 1)) :
                 raise kaitaistruct.ValidationNotAnyOfError(self.magic, self._io, u"/types/legacy_message/seq/1")
             self.attributes = self._io.read_s1()
+            _ = self.attributes
+            if not _ & 7 <= 3:
+                raise kaitaistruct.ValidationExprError(self.attributes, self._io, u"/types/legacy_message/seq/2")
             if self.magic >= 1:
                 pass
                 self.timestamp = self._io.read_s8be()
@@ -174,6 +177,9 @@ class KafkaLogSegment(KaitaiStruct):
                 self.key = self._io.read_bytes(self.len_key)
 
             self.len_value = self._io.read_s4be()
+            _ = self.len_value
+            if not  ((_ >= 0) or (self.attributes & 7 == 0)) :
+                raise kaitaistruct.ValidationExprError(self.len_value, self._io, u"/types/legacy_message/seq/6")
             if self.len_value >= 0:
                 pass
                 self.value = self._io.read_bytes(self.len_value)
@@ -350,6 +356,9 @@ class KafkaLogSegment(KaitaiStruct):
                 raise kaitaistruct.ValidationNotEqualError(2, self.magic, self._io, u"/types/record_batch_v2/seq/1")
             self.crc = self._io.read_u4be()
             self.attributes = self._io.read_s2be()
+            _ = self.attributes
+            if not _ & 7 <= 4:
+                raise kaitaistruct.ValidationExprError(self.attributes, self._io, u"/types/record_batch_v2/seq/3")
             self.last_offset_delta = self._io.read_s4be()
             self.base_timestamp = self._io.read_s8be()
             self.max_timestamp = self._io.read_s8be()
@@ -444,6 +453,9 @@ class KafkaLogSegment(KaitaiStruct):
             self.timestamp_delta = KafkaLogSegment.VlqZigzag(64, self._io, self, self._root)
             self.offset_delta = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
             self.len_key = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
+            _ = self.len_key
+            if not  ((_.value >= 0) or ((not (self.is_control)))) :
+                raise kaitaistruct.ValidationExprError(self.len_key, self._io, u"/types/record_body/seq/3")
             if self.len_key.value >= 0:
                 pass
                 _on = self.is_control
@@ -457,6 +469,9 @@ class KafkaLogSegment(KaitaiStruct):
                     self.key = self._io.read_bytes(self.len_key.value)
 
             self.len_value = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
+            _ = self.len_value
+            if not  ((_.value >= 0) or ((not (self.is_transaction_marker)))) :
+                raise kaitaistruct.ValidationExprError(self.len_value, self._io, u"/types/record_body/seq/5")
             if self.len_value.value >= 0:
                 pass
                 _on = self.control_record_type
@@ -527,17 +542,26 @@ class KafkaLogSegment(KaitaiStruct):
             if hasattr(self, '_m_control_record_type'):
                 return self._m_control_record_type
 
-            if  ((self.is_control) and (self.len_key.value >= 0)) :
+            if self.is_control:
                 pass
                 self._m_control_record_type = self.key.type
 
             return getattr(self, '_m_control_record_type', None)
 
+        @property
+        def is_transaction_marker(self):
+            """An ABORT or COMMIT record, whose value is an EndTransactionMarker."""
+            if hasattr(self, '_m_is_transaction_marker'):
+                return self._m_is_transaction_marker
+
+            self._m_is_transaction_marker =  ((self.is_control) and ( ((self.control_record_type == kafka_control_record.KafkaControlRecord.ControlRecordType.abort) or (self.control_record_type == kafka_control_record.KafkaControlRecord.ControlRecordType.commit)) ))
+            return getattr(self, '_m_is_transaction_marker', None)
+
 
     class RecordSet(KaitaiStruct):
         """The uncompressed records of a v2 batch: exactly `num_records` records
-        filling the batch. Too few bytes raise EOFError; bytes left over after
-        the last record are rejected (Kafka: InvalidRecordException).
+        filling the batch. Too few bytes raise EOFError (REC-13); bytes left over
+        after the last record are rejected (REC-12).
         """
         def __init__(self, num_records, is_control, _io, _parent=None, _root=None):
             super(KafkaLogSegment.RecordSet, self).__init__(_io)
@@ -552,10 +576,13 @@ class KafkaLogSegment(KaitaiStruct):
             for i in range(self.num_records):
                 self.records.append(KafkaLogSegment.Record(self.is_control, self._io, self, self._root))
 
-            self.unparsed_tail = self._io.read_bytes_full()
-            _ = self.unparsed_tail
-            if not len(_) == 0:
-                raise kaitaistruct.ValidationExprError(self.unparsed_tail, self._io, u"/types/record_set/seq/1")
+            if self.num_records > 0:
+                pass
+                self.unparsed_tail = self._io.read_bytes_full()
+                _ = self.unparsed_tail
+                if not len(_) == 0:
+                    raise kaitaistruct.ValidationExprError(self.unparsed_tail, self._io, u"/types/record_set/seq/1")
+
 
 
         def _fetch_instances(self):
@@ -563,6 +590,9 @@ class KafkaLogSegment(KaitaiStruct):
             for i in range(len(self.records)):
                 pass
                 self.records[i]._fetch_instances()
+
+            if self.num_records > 0:
+                pass
 
 
 
