@@ -17,15 +17,33 @@ doc: |
 
   Like the offset index, the file is preallocated (10485756 bytes by default,
   10 MiB rounded down to a multiple of 12) and trimmed at roll or close;
-  zero-filled slots after a crash parse as entries, and a file whose size is
-  not a multiple of 12 ends in a partial entry, which raises EOFError.
+  zero-filled slots after a crash parse as entries (TIDX-16).
+
+  The checks of Kafka's TimeIndex.sanityCheck are validations here: the file
+  size must be a multiple of 12 (TIDX-9), and the last entry's timestamp must
+  not be below the first's (TIDX-10) nor its offset below the base offset
+  (TIDX-11).
 doc-ref:
   - spec/formats/time-index.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/TimeIndex.java
 seq:
   - id: entries
     type: entry
-    repeat: eos
+    valid:
+      expr: |
+        _index < num_entries - 1
+        or (_.timestamp >= entries[0].timestamp and _.relative_offset >= 0)
+    repeat: expr
+    repeat-expr: num_entries
+  - id: partial_entry
+    size-eos: true
+    valid:
+      expr: _.length == 0
+    doc: Bytes after the last whole entry; there must be none (TIDX-9).
+instances:
+  num_entries:
+    value: _io.size / 12
+    doc: floor(file size / 12), zero-filled slots included (TIDX-16).
 types:
   entry:
     seq:

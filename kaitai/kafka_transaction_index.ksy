@@ -13,8 +13,7 @@ doc: |
   strictly. Committed transactions are not recorded. The file is not
   preallocated and only exists once a segment has seen an abort.
 
-  Kafka's reader ignores a trailing partial entry; this spec raises EOFError
-  on it instead.
+  A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-5).
 doc-ref:
   - spec/formats/transaction-index.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/TransactionIndex.java
@@ -22,7 +21,11 @@ doc-ref:
 seq:
   - id: entries
     type: aborted_txn
-    repeat: eos
+    repeat: expr
+    repeat-expr: _io.size / 34
+  - id: partial_entry
+    size-eos: true
+    doc: Fewer than 34 bytes after the last whole entry, ignored (TXN-5).
 types:
   aborted_txn:
     doc-ref: https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/AbortedTxn.java
@@ -33,9 +36,9 @@ types:
         valid:
           max: 255
         doc: |
-          Entry version, currently 0. Kafka reads only the first byte (the
-          high byte of this int16) and rejects the entry when it is above 0,
-          which is exactly a value above 255 here.
+          Written as the int16 0 (TXN-4). Kafka reads only the first byte
+          (`version_byte`) and rejects the entry when it is above 0 (TXN-2,
+          TXN-3), which is exactly a value above 255 here.
       - id: producer_id
         -orig-id: producerId
         type: s8
@@ -53,3 +56,7 @@ types:
         -orig-id: lastStableOffset
         type: s8
         doc: The partition's last stable offset when the abort was written.
+    instances:
+      version_byte:
+        value: version >> 8
+        doc: The version as Kafka reads it, the signed byte at entry offset 0.

@@ -29,7 +29,13 @@ from kaitai.generated.kafka_time_index import KafkaTimeIndex
 from kaitai.generated.kafka_transaction_index import KafkaTransactionIndex
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.files import offset_from_file_name
-from reference_impl.index import read_offset_index, read_time_index, read_txn_index
+from reference_impl.index import (
+    read_offset_index,
+    read_time_index,
+    read_txn_index,
+    sanity_check_offset_index,
+    sanity_check_time_index,
+)
 from reference_impl.producer_state import ProducerSnapshotEntry, read_snapshot, write_snapshot
 from reference_impl.records import (
     Compression,
@@ -377,8 +383,7 @@ def base_offset_of(path: Path) -> int:
 
 def kaitai_aborted_txns(data: bytes) -> list[tuple]:
     return [
-        # Kafka's version is the entry's first byte: the int16's high byte, signed.
-        (e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.version >> 8)
+        (e.producer_id, e.first_offset, e.last_offset, e.last_stable_offset, e.version_byte)
         for e in KafkaTransactionIndex.from_bytes(data).entries
     ]
 
@@ -667,22 +672,51 @@ def test_negative_control_key_version_is_invalid() -> None:
     assert key.type == KafkaControlRecord.ControlRecordType.commit  # higher versions read as 0
 
 
-def test_index_entries_and_their_damage() -> None:
-    entries = struct.pack(">ii", 5, 0) + struct.pack(">ii", 9, 4096)
-    index = KafkaOffsetIndex(KaitaiStream(BytesIO(entries + bytes(16))))
-    # Zero-filled preallocated slots are entries as far as the file goes.
-    assert [(e.relative_offset, e.position) for e in index.entries] == [
-        (5, 0), (9, 4096), (0, 0), (0, 0),
-    ]  # fmt: skip
-    with pytest.raises(EOFError):
-        KafkaOffsetIndex(KaitaiStream(BytesIO(entries + b"\x00\x00\x00")))
-    time_entries = struct.pack(">qi", 1_700_000_000_000, 5)
-    time_index = KafkaTimeIndex(KaitaiStream(BytesIO(time_entries)))
-    assert [(e.timestamp, e.relative_offset) for e in time_index.entries] == [
-        (1_700_000_000_000, 5)
-    ]
-    with pytest.raises(EOFError):
-        KafkaTimeIndex(KaitaiStream(BytesIO(time_entries + bytes(8))))
+def offset_index(*entries: tuple[int, int]) -> bytes:
+    return b"".join(struct.pack(">ii", *entry) for entry in entries)
+
+
+def time_index(*entries: tuple[int, int]) -> bytes:
+    return b"".join(struct.pack(">qi", *entry) for entry in entries)
+
+
+INDEXES = {
+    # name: (file bytes, accepted by Kafka's sanityCheck with base offset 0)
+    "offset index": (offset_index((5, 0), (9, 4096)), True),
+    "offset index, zero-filled preallocated slots (OIDX-13)": (
+        offset_index((5, 0), (9, 4096), (0, 0), (0, 0)),
+        True,
+    ),
+    "offset index, partial entry (OIDX-4)": (offset_index((5, 0)) + b"\x00" * 3, False),
+    "offset index, last offset below base (OIDX-5)": (offset_index((5, 0), (-1, 4096)), False),
+    "offset index, negative offset before the last": (offset_index((-1, 0), (9, 4096)), True),
+    "time index": (time_index((1_000, 5), (2_000, 9)), True),
+    "time index, zero-filled slot after a positive timestamp (TIDX-10)": (
+        time_index((1_000, 5), (0, 0)),
+        False,
+    ),
+    "time index, partial entry (TIDX-9)": (time_index((1_000, 5)) + bytes(8), False),
+    "time index, last offset below base (TIDX-11)": (time_index((1_000, 5), (2_000, -1)), False),
+}
+
+
+@pytest.mark.parametrize("case", INDEXES)
+def test_index_sanity_checks_agree_with_reference(case: str) -> None:
+    """Kafka's sanityCheck of an opened index, as Kaitai validations and in reference_impl."""
+    data, accepted = INDEXES[case]
+    if case.startswith("offset"):
+        parse, sanity_check = KafkaOffsetIndex.from_bytes, sanity_check_offset_index
+    else:
+        parse, sanity_check = KafkaTimeIndex.from_bytes, sanity_check_time_index
+    if accepted:
+        assert len(parse(data).entries) == len(data) // (8 if case.startswith("offset") else 12)
+        sanity_check(data, 0)
+        return
+    with pytest.raises(ValidationFailedError):
+        parse(data)
+    with pytest.raises(KafkaLogError) as reference:
+        sanity_check(data, 0)
+    assert reference.value.category == Category.CORRUPT_INDEX
 
 
 @pytest.mark.parametrize(
@@ -700,11 +734,11 @@ def test_transaction_index_version_is_read_as_its_first_byte(version: int, accep
     assert kaitai_aborted_txns(entry)[0][:4] == (42, 100, 130, 131)
 
 
-def test_transaction_index_partial_entry_raises() -> None:
-    entry = struct.pack(">hqqqq", 0, 42, 100, 130, 131)
-    assert len(read_txn_index(entry + entry[:20])) == 1  # Kafka ignores the partial entry
-    with pytest.raises(EOFError):
-        KafkaTransactionIndex.from_bytes(entry + entry[:20])
+def test_transaction_index_partial_entry_is_ignored() -> None:
+    """TXN-5: a trailing partial entry is ignored."""
+    data = struct.pack(">hqqqq", 0, 42, 100, 130, 131) * 2
+    assert len(kaitai_aborted_txns(data[:-1])) == len(reference_aborted_txns(data[:-1])) == 1
+    assert len(KafkaTransactionIndex.from_bytes(data[:-1]).partial_entry) == 33
 
 
 def test_producer_snapshot_layout_and_damage() -> None:
@@ -794,6 +828,7 @@ def test_corpus_offset_indexes(corpus: Path, kaitai_segments) -> None:
             for e in KafkaOffsetIndex.from_bytes(data).entries
         ]
         assert parsed == [(e.offset, e.position) for e in read_offset_index(data, base)], path
+        sanity_check_offset_index(data, base, file=str(path))  # Kaitai's validations passed too
         if not data:
             empty += 1
             continue
@@ -818,6 +853,7 @@ def test_corpus_time_indexes(corpus: Path) -> None:
             (e.timestamp, base + e.relative_offset) for e in KafkaTimeIndex.from_bytes(data).entries
         ]
         assert parsed == [(e.timestamp, e.offset) for e in read_time_index(data, base)], path
+        sanity_check_time_index(data, base, file=str(path))
         checked += bool(data)
         empty += not data
         entries += len(parsed)

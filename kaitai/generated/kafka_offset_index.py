@@ -19,9 +19,11 @@ class KafkaOffsetIndex(KaitaiStruct):
     Kafka preallocates the file (10 MiB by default) and trims it to its entries
     when the segment is rolled or closed, so an index left by a crash may end in
     zero-filled slots. Those parse here as entries (relative offset 0, position
-    0), as they count as entries when Kafka reopens the file. A file whose size is
-    not a multiple of 8 (Kafka's sanity check rejects it with
-    CorruptIndexException) ends in a partial entry, which raises EOFError.
+    0), as they count as entries when Kafka reopens the file (OIDX-13).
+
+    The checks of Kafka's OffsetIndex.sanityCheck are validations here: the file
+    size must be a multiple of 8 (OIDX-4) and the last entry's offset must not
+    be below the base offset (OIDX-5).
 
     .. seealso::
        spec/formats/offset-index.md
@@ -38,11 +40,16 @@ class KafkaOffsetIndex(KaitaiStruct):
 
     def _read(self):
         self.entries = []
-        i = 0
-        while not self._io.is_eof():
+        for i in range(self.num_entries):
             self.entries.append(KafkaOffsetIndex.Entry(self._io, self, self._root))
-            i += 1
+            _ = self.entries[i]
+            if not  ((i < self.num_entries - 1) or (_.relative_offset >= 0)) :
+                raise kaitaistruct.ValidationExprError(self.entries[i], self._io, u"/seq/0")
 
+        self.partial_entry = self._io.read_bytes_full()
+        _ = self.partial_entry
+        if not len(_) == 0:
+            raise kaitaistruct.ValidationExprError(self.partial_entry, self._io, u"/seq/1")
 
 
     def _fetch_instances(self):
@@ -66,3 +73,13 @@ class KafkaOffsetIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+
+
+    @property
+    def num_entries(self):
+        """floor(file size / 8), zero-filled slots included (OIDX-13)."""
+        if hasattr(self, '_m_num_entries'):
+            return self._m_num_entries
+
+        self._m_num_entries = self._io.size() // 8
+        return getattr(self, '_m_num_entries', None)

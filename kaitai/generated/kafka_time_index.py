@@ -19,8 +19,12 @@ class KafkaTimeIndex(KaitaiStruct):
 
     Like the offset index, the file is preallocated (10485756 bytes by default,
     10 MiB rounded down to a multiple of 12) and trimmed at roll or close;
-    zero-filled slots after a crash parse as entries, and a file whose size is
-    not a multiple of 12 ends in a partial entry, which raises EOFError.
+    zero-filled slots after a crash parse as entries (TIDX-16).
+
+    The checks of Kafka's TimeIndex.sanityCheck are validations here: the file
+    size must be a multiple of 12 (TIDX-9), and the last entry's timestamp must
+    not be below the first's (TIDX-10) nor its offset below the base offset
+    (TIDX-11).
 
     .. seealso::
        spec/formats/time-index.md
@@ -37,11 +41,16 @@ class KafkaTimeIndex(KaitaiStruct):
 
     def _read(self):
         self.entries = []
-        i = 0
-        while not self._io.is_eof():
+        for i in range(self.num_entries):
             self.entries.append(KafkaTimeIndex.Entry(self._io, self, self._root))
-            i += 1
+            _ = self.entries[i]
+            if not  ((i < self.num_entries - 1) or ( ((_.timestamp >= self.entries[0].timestamp) and (_.relative_offset >= 0)) )) :
+                raise kaitaistruct.ValidationExprError(self.entries[i], self._io, u"/seq/0")
 
+        self.partial_entry = self._io.read_bytes_full()
+        _ = self.partial_entry
+        if not len(_) == 0:
+            raise kaitaistruct.ValidationExprError(self.partial_entry, self._io, u"/seq/1")
 
 
     def _fetch_instances(self):
@@ -65,3 +74,13 @@ class KafkaTimeIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+
+
+    @property
+    def num_entries(self):
+        """floor(file size / 12), zero-filled slots included (TIDX-16)."""
+        if hasattr(self, '_m_num_entries'):
+            return self._m_num_entries
+
+        self._m_num_entries = self._io.size() // 12
+        return getattr(self, '_m_num_entries', None)

@@ -15,8 +15,7 @@ class KafkaTransactionIndex(KaitaiStruct):
     strictly. Committed transactions are not recorded. The file is not
     preallocated and only exists once a segment has seen an abort.
 
-    Kafka's reader ignores a trailing partial entry; this spec raises EOFError
-    on it instead.
+    A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-5).
 
     .. seealso::
        spec/formats/transaction-index.md
@@ -37,11 +36,10 @@ class KafkaTransactionIndex(KaitaiStruct):
 
     def _read(self):
         self.entries = []
-        i = 0
-        while not self._io.is_eof():
+        for i in range(self._io.size() // 34):
             self.entries.append(KafkaTransactionIndex.AbortedTxn(self._io, self, self._root))
-            i += 1
 
+        self.partial_entry = self._io.read_bytes_full()
 
 
     def _fetch_instances(self):
@@ -74,3 +72,12 @@ class KafkaTransactionIndex(KaitaiStruct):
 
         def _fetch_instances(self):
             pass
+
+        @property
+        def version_byte(self):
+            """The version as Kafka reads it, the signed byte at entry offset 0."""
+            if hasattr(self, '_m_version_byte'):
+                return self._m_version_byte
+
+            self._m_version_byte = self.version >> 8
+            return getattr(self, '_m_version_byte', None)
