@@ -248,6 +248,8 @@ types:
       - id: len_record
         -orig-id: length
         type: vlq_zigzag(32)
+        valid:
+          expr: _.value >= 0
       - id: body
         size: len_record.value
         type: record_body(is_control)

@@ -619,12 +619,20 @@ def read_everything_with_reference(data: bytes) -> None:
                     parse_end_txn_marker(record.key, record.value)
 
 
+def with_byte(entry: bytes, position: int, value: int) -> bytes:
+    return entry[:position] + bytes([value]) + entry[position + 1 :]
+
+
 COMMIT_KEY = struct.pack(">hh", 0, ControlRecordType.COMMIT)
 # Damage that both readings reject, with the category reference_impl gives it.
 REJECTED = {
     "codec id 5 in a v2 batch (BATCH-14)": (
         with_codec_bits(build_record_batch([SimpleRecord(b"v")]), 5, attributes_at=22),
         Category.UNSUPPORTED_COMPRESSION,
+    ),
+    "record with a negative length (REC-2)": (
+        with_byte(build_record_batch([SimpleRecord(b"v")]), V2_HEADER_SIZE, 0x01),  # zigzag -1
+        Category.INVALID_RECORD,
     ),
     "zstd in a v0 message (LEGACY-12)": (
         with_codec_bits(encode_message(0, 0, None, b"v"), 4, attributes_at=17),

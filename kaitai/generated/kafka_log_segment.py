@@ -317,6 +317,9 @@ class KafkaLogSegment(KaitaiStruct):
 
         def _read(self):
             self.len_record = KafkaLogSegment.VlqZigzag(32, self._io, self, self._root)
+            _ = self.len_record
+            if not _.value >= 0:
+                raise kaitaistruct.ValidationExprError(self.len_record, self._io, u"/types/record/seq/0")
             self._raw_body = self._io.read_bytes(self.len_record.value)
             _io__raw_body = KaitaiStream(BytesIO(self._raw_body))
             self.body = KafkaLogSegment.RecordBody(self.is_control, _io__raw_body, self, self._root)
