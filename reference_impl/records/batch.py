@@ -69,11 +69,13 @@ class RecordBatch:
     def from_bytes(cls, raw: bytes, *, position: int = 0, file: str | None = None) -> RecordBatch:
         """Parse the header of one whole batch (``raw`` = its 12 + batchLength bytes)."""
         if len(raw) < RECORD_BATCH_OVERHEAD:
+            # the entry passed the framing checks: its offset field locates it (ERR-4)
             raise CorruptRecordError(
                 Category.INVALID_BATCH_SIZE,
                 f"v2 batch of {len(raw)} bytes is below the {RECORD_BATCH_OVERHEAD}-byte header",
                 file=file,
                 position=position,
+                offset=struct.unpack_from(">q", raw, 0)[0] if len(raw) >= 8 else None,
             )
         return cls(*HEADER.unpack_from(raw, 0), raw=bytes(raw), position=position, file=file)
 

@@ -111,9 +111,34 @@ def _gunzip(data: bytes, limit: int) -> bytes:
         if not inflater.eof:
             raise _corrupt("gzip", "stream ends before the gzip trailer")
         remaining = inflater.unused_data
-        # GZIPInputStream reads a following member only if it starts with the gzip magic.
-        if not remaining.startswith(b"\x1f\x8b"):
+        # COMP-5: GZIPInputStream reads a following member only if its header parses;
+        # otherwise (not the magic, another method, cut short, bad header CRC) the stream ends.
+        if not _gzip_header_ok(remaining):
             return sink.result()
+
+
+def _gzip_header_ok(data: bytes) -> bool:
+    """Whether ``data`` starts with a whole gzip member header that GZIPInputStream accepts."""
+    if len(data) < 10 or data[:3] != b"\x1f\x8b\x08":
+        return False
+    flags, pos = data[3], 10
+    if flags & 0x04:  # FEXTRA: LE uint16 length, then that many bytes
+        if pos + 2 > len(data):
+            return False
+        pos += 2 + int.from_bytes(data[pos : pos + 2], "little")
+    for bit in (0x08, 0x10):  # FNAME, FCOMMENT: zero-terminated
+        if flags & bit:
+            end = data.find(b"\x00", pos)
+            if end < 0:
+                return False
+            pos = end + 1
+    if flags & 0x02:  # FHCRC: low 16 bits of the CRC-32 of the header so far
+        if pos + 2 > len(data):
+            return False
+        if int.from_bytes(data[pos : pos + 2], "little") != zlib.crc32(data[:pos]) & 0xFFFF:
+            return False
+        pos += 2
+    return pos <= len(data)
 
 
 # --- snappy (xerial framing, or one raw block) ---------------------------------------
@@ -222,7 +247,14 @@ def _unlz4(data: bytes, limit: int, magic: int) -> bytes:
         if size > max_block or pos + size > len(data):
             raise _corrupt("lz4", f"block of {size} bytes overruns the frame")
         block = memoryview(data)[pos : pos + size]
-        pos += size + (4 if flg & _LZ4_FLG_BLOCK_CHECKSUM else 0)
+        pos += size
+        if flg & _LZ4_FLG_BLOCK_CHECKSUM:  # COMP-4 Table 2: xxh32 of the stored block bytes
+            if pos + 4 > len(data):
+                raise _corrupt("lz4", "block checksum cut short")
+            (stored,) = struct.unpack_from("<I", data, pos)
+            pos += 4
+            if xxhash.xxh32_intdigest(block, seed=0) != stored:
+                raise _corrupt("lz4", "block checksum mismatch")
         if word & _LZ4_UNCOMPRESSED_BIT:
             sink.add(block)
             continue

@@ -79,11 +79,11 @@ class BatchScanner:
             prefix = self.source.read(position, HEADER_SIZE_UP_TO_MAGIC)
             offset, size = _PREFIX.unpack_from(prefix, 0)
             magic = prefix[16]
-            if size < MIN_ENTRY_SIZE:
+            if size < MIN_ENTRY_SIZE:  # a framing error: no offset (ERR-4)
                 raise CorruptRecordError(
                     Category.INVALID_BATCH_SIZE,
                     f"entry size {size} is below the minimum of {MIN_ENTRY_SIZE}",
-                    file=self.file, position=position, offset=offset,
+                    file=self.file, position=position,
                 )  # fmt: skip
             if position > self.end - LOG_OVERHEAD - size:
                 return  # FRAME: an entry only partly present ends the walk quietly
@@ -132,19 +132,16 @@ def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:
             Category.TRUNCATED_BATCH, "fewer than 17 bytes", file=file, position=position
         )
     offset, size = _PREFIX.unpack_from(data, position)
+    # framing errors carry no offset (ERR-4)
     if size < MIN_ENTRY_SIZE:
         raise CorruptRecordError(
-            Category.INVALID_BATCH_SIZE,
-            f"entry size {size}",
-            file=file,
-            position=position,
-            offset=offset,
+            Category.INVALID_BATCH_SIZE, f"entry size {size}", file=file, position=position
         )
     if len(data) - position < LOG_OVERHEAD + size:
         raise CorruptRecordError(
             Category.TRUNCATED_BATCH,
             f"entry declares {LOG_OVERHEAD + size} bytes, {len(data) - position} present",
-            file=file, position=position, offset=offset,
+            file=file, position=position,
         )  # fmt: skip
     raw = bytes(data[position : position + LOG_OVERHEAD + size])
     return parse_entry(raw, data[position + 16], position=position, file=file, offset=offset)
