@@ -18,6 +18,7 @@ import zlib
 
 import cramjam
 import pytest
+import xxhash
 import zstandard
 
 from reference_impl.errors import Category, KafkaLogError
@@ -187,6 +188,26 @@ def test_unsigned_varint_vectors(value, hexed):
     assert decode_unsigned_varint(raw, 0) == (value & 0xFFFFFFFF, len(raw))
 
 
+@pytest.mark.parametrize(
+    ("raw", "value"),
+    [
+        ("8000", 0),  # longer than necessary
+        ("8180808000", -1),
+        ("feffffff7f", INT_MAX),  # bits above 31 in the 5th byte are dropped
+        ("ffffffff7f", INT_MIN),
+    ],
+)
+def test_non_minimal_varints_are_accepted(raw, value):
+    # VARINT-3: a reader does not reject a longer-than-necessary varint
+    assert decode_varint(bytes.fromhex(raw), 0) == (value, len(raw) // 2)
+
+
+def test_non_minimal_varlong_is_accepted():
+    assert decode_varlong(bytes.fromhex("80808000"), 0) == (0, 4)
+    # bits above 63 carried by the 10th byte are dropped
+    assert decode_varlong(b"\xfe" + b"\xff" * 8 + b"\x7f", 0) == (2**63 - 1, 10)
+
+
 def test_varlong_extremes_take_ten_bytes():
     for value in (2**63 - 1, -(2**63)):
         raw = encode_varlong(value)
@@ -269,6 +290,13 @@ def test_write_empty_header():
     assert batch.timestamp_type is TimestampType.CREATE_TIME
 
 
+def test_empty_batch_is_not_decompressed():
+    # BATCH-8: count 0 with codec bits set and bytes that are no gzip stream
+    batch = read_batch(v2_batch(b"not gzip at all", 0, attributes=int(Compression.GZIP)))
+    batch.ensure_valid()
+    assert batch.records() == []
+
+
 def test_empty_batch_keeps_offset_span_and_ignores_payload():
     # compaction can leave a 61-byte header whose lastOffsetDelta still spans the old records;
     # with count 0 the bytes after the header are not looked at (RecordIterator)
@@ -345,10 +373,13 @@ def test_invalid_record_size():
 
 
 def test_batch_shorter_than_header():
-    raw = build_record_batch(SAMPLE)
+    raw = build_record_batch(SAMPLE, base_offset=77)
     short = patch(raw[:40], ">i", 8, 28, fix_crc=False)  # a whole 40-byte entry with magic 2
-    expect(Category.INVALID_BATCH_SIZE, read_batch, short)
-    expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(short)))
+    # past the framing checks, so the entry's offset field is reported (ERR-4)
+    err = expect(Category.INVALID_BATCH_SIZE, read_batch, short)
+    assert (err.position, err.offset) == (0, 77)
+    err = expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(raw + short)))
+    assert (err.position, err.offset) == (len(raw), 77)
 
 
 def test_invalid_crc():
@@ -870,6 +901,48 @@ def test_gzip_concatenated_members():
                       compress(Compression.GZIP, b"cd")) == b"abcd"  # fmt: skip
 
 
+GZ = compress(Compression.GZIP, b"hello")
+
+
+@pytest.mark.parametrize(
+    "tail",
+    [
+        b"xx",
+        b"\x1f\x8b",  # the magic, header cut short
+        b"\x1f\x8b\x07" + bytes(20),  # not deflate
+        b"\x1f\x8b\x08\x00" + bytes(3),  # header cut short
+        b"\x1f\x8b\x08\x08" + bytes(6) + b"name-without-terminator",
+        b"\x1f\x8b\x08\x02" + bytes(6) + b"\x00\x00",  # header CRC mismatch
+        b"\x1f\x8b\x08\x04" + bytes(6) + b"\xff\x00",  # FEXTRA longer than the data
+    ],
+    ids=["junk", "magic-only", "not-deflate", "short-header", "unterminated-name",
+         "bad-header-crc", "short-extra"],
+)  # fmt: skip
+def test_gzip_bytes_after_a_member_that_are_no_member_header_end_the_stream(tail):
+    # COMP-5: GZIPInputStream stops quietly when no valid member header follows
+    assert decompress(Compression.GZIP, GZ + tail) == b"hello"
+
+
+def test_gzip_following_member_with_a_valid_header_is_decoded():
+    named = zlib.compressobj(wbits=31)
+    second = named.compress(b" world") + named.flush()
+    # a second member with FNAME and FHCRC set: the header is valid, so it is read
+    header = b"\x1f\x8b\x08\x0a" + bytes(6) + b"name\x00"
+    header += (zlib.crc32(header) & 0xFFFF).to_bytes(2, "little")
+    member = header + second[10:]
+    assert decompress(Compression.GZIP, GZ + member) == b"hello world"
+    # a valid header followed by data cut short is corrupt
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.GZIP, GZ + member[:-5])
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.GZIP, b"")
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.GZIP, b"\x1f\x8b\x07" * 9)
+
+
+def test_xerial_header_without_blocks_is_empty():
+    # COMP-6: at least 16 bytes with the magic is xerial, even with no block after the header
+    assert decompress(Compression.SNAPPY, xerial_snappy_frame(b"")) == b""
+    assert len(xerial_snappy_frame(b"")) == 16
+
+
 def test_zstd_concatenated_frames():
     data = zstandard.ZstdCompressor().compress(b"ab") + bytes(cramjam.zstd.compress(b"cd"))
     assert decompress(Compression.ZSTD, data) == b"abcd"
@@ -899,27 +972,38 @@ def test_lz4_magic0_header_checksum_quirk():
     expect(Category.CORRUPT_COMPRESSED_DATA, read_batch(wrong).records)
 
 
-def test_lz4_frame_with_content_size_and_checksums():
-    # a frame written by a non-Kafka writer: content size present, block checksums on
-    content = b"hello lz4 " * 100
+def lz4_frame_with_checksums(content: bytes, block_checksum: int | None = None) -> bytes:
+    """A frame as a non-Kafka writer may make it: content size, block and content checksums."""
     block = bytes(cramjam.lz4.compress_block(content, store_size=False))
-    flg = 0x60 | 0x10 | 0x08  # block checksum + content size
+    flg = 0x60 | 0x10 | 0x08 | 0x04  # block checksum, content size, content checksum
     descriptor = bytes([flg, 0x40]) + struct.pack("<Q", len(content))
-    import xxhash
-
     hc = (xxhash.xxh32_intdigest(descriptor, seed=0) >> 8) & 0xFF
-    frame = (struct.pack("<I", 0x184D2204) + descriptor + bytes([hc])
-             + struct.pack("<I", len(block)) + block + b"\x00\x00\x00\x00"
-             + b"\x00\x00\x00\x00")  # fmt: skip
-    assert decompress(Compression.LZ4, frame) == content
+    if block_checksum is None:
+        block_checksum = xxhash.xxh32_intdigest(block, seed=0)  # over the stored bytes
+    return (struct.pack("<I", 0x184D2204) + descriptor + bytes([hc])
+            + struct.pack("<I", len(block)) + block + struct.pack("<I", block_checksum)
+            + b"\x00\x00\x00\x00"  # end mark
+            + struct.pack("<I", xxhash.xxh32_intdigest(content, seed=0)))  # fmt: skip
+
+
+def test_lz4_frame_with_content_size_and_checksums():
+    content = b"hello lz4 " * 100
+    assert decompress(Compression.LZ4, lz4_frame_with_checksums(content)) == content
+
+
+def test_lz4_block_checksum_is_verified():
+    content = b"hello lz4 " * 100
+    good = lz4_frame_with_checksums(content)
+    wrong = lz4_frame_with_checksums(content, block_checksum=0x12345678)
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, wrong)
+    block_end = len(good) - 12  # the block checksum, end mark and content checksum follow
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, good[: block_end + 2])
 
 
 @pytest.mark.parametrize("flg", [0x40, 0x61, 0xA0, 0x20])
 def test_lz4_frame_unsupported_flags(flg):
     frame = bytearray(kafka_lz4_frame(PAYLOAD))
     frame[4] = flg
-    import xxhash
-
     frame[6] = (xxhash.xxh32_intdigest(bytes(frame[4:6]), seed=0) >> 8) & 0xFF
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, bytes(frame))
 
@@ -1142,7 +1226,21 @@ def test_eighteen_byte_tail_is_read():
     data = sample_log()
     tail = struct.pack(">qi", 99, 5) + b"\x00" * 6  # 18 bytes, size 5 < 14
     err = expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(data + tail)))
-    assert err.position == len(data) and err.offset == 99
+    assert err.position == len(data)
+    assert err.offset is None  # a framing error carries no offset (ERR-4)
+
+
+@pytest.mark.parametrize("zeros", [1, 17, 18, 100])
+def test_zero_tail(zeros):
+    # FRAME-8: zeros are not an end marker; 17 or fewer end the scan, more are an error
+    data = sample_log()
+    scanner = iter_batches(data + bytes(zeros))
+    if zeros <= 17:
+        assert len(list(scanner)) == 7 and scanner.trailing_bytes == zeros
+    else:
+        err = expect(Category.INVALID_BATCH_SIZE, lambda: list(scanner))
+        assert (err.position, err.offset) == (len(data), None)
+        assert scanner.valid_bytes == len(data)
 
 
 @pytest.mark.parametrize("size", [-1, 0, 13, -(2**31)])
@@ -1150,8 +1248,9 @@ def test_size_below_14(size):
     data = build_record_batch(SAMPLE)
     bad = struct.pack(">qi", 5, size) + b"\x02" * 20
     err = expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(data + bad)))
-    assert err.position == len(data)
-    expect(Category.INVALID_BATCH_SIZE, read_batch, bad)
+    assert (err.position, err.offset) == (len(data), None)
+    err = expect(Category.INVALID_BATCH_SIZE, read_batch, bad)
+    assert (err.position, err.offset) == (0, None)
 
 
 def test_partial_last_entry_stops_quietly():
@@ -1161,7 +1260,8 @@ def test_partial_last_entry_stops_quietly():
         scanner = iter_batches(data + last[:cut])
         assert len(list(scanner)) == 7
         assert scanner.trailing_bytes == cut
-        expect(Category.TRUNCATED_BATCH, read_batch, last[:cut])
+        err = expect(Category.TRUNCATED_BATCH, read_batch, last[:cut])
+        assert err.offset is None
     # a huge declared size counts as partly present too
     huge = struct.pack(">qi", 13, 2**31 - 1) + b"\x02" * 30
     scanner = iter_batches(data + huge)
