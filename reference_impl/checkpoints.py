@@ -117,6 +117,8 @@ def read_checkpoint(
     if len(lines) == 1:
         return []
     expected = java_int(1)
+    if expected < 0:
+        raise corrupt(1, f"negative entry count {expected}")
     entries = []
     for index in range(2, len(lines)):
         try:
@@ -162,7 +164,10 @@ def _offset_entry(fields: list[str]) -> TopicPartitionOffset:
 def _epoch_entry(fields: list[str]) -> EpochEntry:
     if len(fields) != 2:
         raise ValueError(f"{len(fields)} fields, not 2")
-    return EpochEntry(parse_java_long(fields[0], bits=32), parse_java_long(fields[1]))
+    entry = EpochEntry(parse_java_long(fields[0], bits=32), parse_java_long(fields[1]))
+    if entry.epoch < 0 or entry.start_offset < 0:
+        raise ValueError("negative epoch or start offset")  # CKPT-13
+    return entry
 
 
 def read_offset_checkpoint(
@@ -265,33 +270,31 @@ def write_partition_metadata(metadata: PartitionMetadata) -> bytes:
 
 @dataclass(frozen=True, slots=True)
 class CleanShutdown:
-    """The marker's content; both None for the empty marker of Kafka before 3.6."""
+    """The marker's content. ``readable`` is False when the content is not the JSON object
+    of CLEAN-3; ``version`` and ``broker_epoch`` are then None, as for the empty marker of
+    Kafka before 3.6 (which is readable: it just carries nothing)."""
 
     version: int | None
     broker_epoch: int | None
+    readable: bool = True
 
 
 def read_clean_shutdown(data: bytes, *, file: str | None = None) -> CleanShutdown:
-    """CLEAN: only the marker's presence matters to recovery; its JSON content (unknown
-    fields ignored) carries the broker epoch. An empty file is the older, content-less
-    marker; other content that is not such a JSON object is reported as corrupt."""
+    """CLEAN-1, CLEAN-2, CLEAN-4: the marker counts by its presence alone, so this never
+    raises; unknown JSON fields are ignored and unparseable content gives an unknown
+    broker epoch, as CleanShutdownFileHandler.read does."""
     if not data.strip():
         return CleanShutdown(None, None)
     try:
         content = json.loads(data)
-    except (UnicodeDecodeError, json.JSONDecodeError) as exc:
-        raise CorruptCheckpointError(f"not JSON: {exc}", file=file, position=0)
-    values = {}
-    for key in ("version", "brokerEpoch"):
-        value = content.get(key) if isinstance(content, dict) else None
-        if not isinstance(content, dict) or (
-            value is not None and (not isinstance(value, int) or isinstance(value, bool))
-        ):
-            raise CorruptCheckpointError(
-                f"expected a JSON object with integer {key}", file=file, position=0
-            )
-        values[key] = value
-    return CleanShutdown(values["version"], values["brokerEpoch"])
+    except (UnicodeDecodeError, json.JSONDecodeError):
+        return CleanShutdown(None, None, readable=False)
+    if not isinstance(content, dict):
+        return CleanShutdown(None, None, readable=False)
+    version, epoch = content.get("version"), content.get("brokerEpoch")
+    if not all(isinstance(v, int) and not isinstance(v, bool) for v in (version, epoch)):
+        return CleanShutdown(None, None, readable=False)
+    return CleanShutdown(version, epoch)
 
 
 def write_clean_shutdown(broker_epoch: int, version: int = CLEAN_SHUTDOWN_VERSION) -> bytes:

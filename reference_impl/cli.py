@@ -176,7 +176,9 @@ _COLUMNS = {
     "leader_epoch_entry": [("epoch", "epoch", 8), ("startOffset", "startOffset", 12)],
     "partition_metadata": [("version", "version", 7), ("topicId", "topicId", 22)],
     "property": [("key", "key", 20), ("value", "value", 24)],
-    "clean_shutdown": [("version", "version", 7), ("brokerEpoch", "brokerEpoch", 12)],
+    "clean_shutdown": [
+        ("version", "version", 7), ("brokerEpoch", "brokerEpoch", 12), ("readable", "readable", 8)
+    ],
 }  # fmt: skip
 _LEFT_ALIGNED = {"topic", "key", "value", "topicId", "compression", "timestampType"}
 
@@ -257,14 +259,18 @@ class _TextRenderer:
             facts.append(f"[{colour}]sanity check {s['sanityCheck']}[/]")
         if s.get("nonConsecutiveOffsets"):
             facts.append(f"{len(s['nonConsecutiveOffsets'])} non-consecutive offsets")
-        if s["entries"] == 0 and s["batches"] in (None, 0) and not s["errors"]:
+        if s["entries"] == 0 and s["batches"] in (None, 0) and not s["errors"] + s["ioErrors"]:
             facts.insert(0, "empty")
         self.console.print("  " + ", ".join(facts))
         for m in s["mismatches"]:
+            allowed = f" [dim](allowed by {m['allowedBy']})[/]" if m["allowedBy"] else ""
+            colour = "yellow" if m["allowedBy"] else "red"
             self.console.print(
-                f"  [red]mismatch[/] {m['kind']} at slot {m['slot']}: "
-                f"index {m['indexValue']}, log {m['logValue']}"
+                f"  [{colour}]mismatch[/] {m['kind']} at slot {m['slot']}: "
+                f"index {m['indexValue']}, log {m['logValue']}{allowed}"
             )
+        for problem in s["ioErrors"]:
+            self.console.print(f"  [red]unreadable[/] {escape(problem['message'])}")
         for e in s["errors"]:
             where = ", ".join(f"{k} {e[k]}" for k in ("position", "offset") if e.get(k) is not None)
             where = f" ({where})" if where else ""

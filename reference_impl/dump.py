@@ -1,20 +1,24 @@
 """What ``klogspec dump`` finds in each file: a superset of Kafka's DumpLogSegments.
 
 ``dump_paths`` walks files and directories in a stable order and yields one
-``FileDump`` per file it knows. A FileDump's ``events()`` yields JSON-ready dicts
-(one per batch, index entry, snapshot entry, checkpoint entry...) and then fills
-``summary``; nothing here prints, so the CLI renders the same events as JSON Lines
-or as aligned text. Problems never raise: each becomes an entry of the summary's
-``errors`` (a reader error's ``to_dict()``: stable category, file, position,
-offset) or ``mismatches``, and the dump goes on where the bytes allow.
+``FileDump`` per file it can read. A FileDump's ``events()`` yields JSON-ready
+dicts (one per batch, index entry, snapshot entry, checkpoint entry...) and then
+completes ``summary``; nothing here prints, so the CLI renders the same events as
+JSON Lines or as aligned text. Nothing raises either: problems become summary
+entries and the dump goes on where the bytes allow.
 
-Besides the reader categories of errors.Category, a summary may carry ``io_error``
-when a file, or the .log an index is checked against, cannot be read.
+* ``errors``: reader errors as ``to_dict()`` gives them, with a category of
+  errors.Category (ERR-1, ERR-2), one per batch at most, the first in ERR-5 order;
+* ``mismatches``: index entries that fail DumpLogSegments' cross-checks with the
+  .log; those the spec allows carry ``allowedBy`` (OIDX-10, TIDX-4, TIDX-13) and,
+  reported as Kafka's tool reports them, are not findings;
+* ``ioErrors``: a file, or the .log an index is checked against, that cannot be read.
 """
 
 from __future__ import annotations
 
 import base64
+import dataclasses
 import os
 import struct
 from collections.abc import Iterator
@@ -32,18 +36,11 @@ from .errors import (
 )
 from .files import FileInfo, FileKind, classify, parse_partition_dir_name
 from .producer_state import read_snapshot, snapshot_trailing_bytes
-from .records import (
-    Batch,
-    ControlRecordType,
-    iter_file_batches,
-    parse_control_key,
-    parse_end_txn_marker,
-)
-from .records.control import CONTROL_KEY
+from .records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
+from .records.control import CONTROL_KEY, parse_control_key
 
-IO_ERROR = "io_error"
-_SEGMENT_ORDER = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
-_SEGMENT_ORDER += [FileKind.PRODUCER_SNAPSHOT]
+_SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
+_DIR_ORDER = [*_SEGMENT_FILES, FileKind.PRODUCER_SNAPSHOT]
 _FRAME = struct.Struct(">qi")  # offset, size: enough to step over a well-framed bad entry
 
 
@@ -59,10 +56,14 @@ class DumpOptions:
     def records(self) -> bool:
         return self.deep or self.print_data
 
+    @property
+    def list_index_entries(self) -> bool:
+        return not (self.index_sanity_check or self.verify_index_only)
+
 
 @dataclass
 class FileDump:
-    """One file's dump: ``events()`` first, then ``summary`` is complete."""
+    """One file's dump: iterate ``events()``, then read ``summary`` and ``ok``."""
 
     path: Path
     info: FileInfo
@@ -74,59 +75,72 @@ class FileDump:
         self.file = str(self.path)
         self.summary = {
             "type": "summary", "file": self.file, "kind": self.info.kind.value,
-            "sizeBytes": self.size_bytes, "batches": None, "entries": 0,
+            "sizeBytes": self.size_bytes, "batches": None, "entries": None,
             "validBytes": None, "trailingBytes": None, "mismatches": [], "errors": [],
+            "ioErrors": [],
         }  # fmt: skip
         if self.info.base_offset is not None:
-            key = "baseOffset" if self.info.kind in _SEGMENT_ORDER[:4] else "endOffset"
+            key = "baseOffset" if self.info.kind in _SEGMENT_FILES else "endOffset"
             self.summary[key] = self.info.base_offset
         if self.info.epoch is not None:
             self.summary["epoch"] = self.info.epoch
 
     @property
     def ok(self) -> bool:
-        return not self.summary["errors"] and not self.summary["mismatches"]
+        """No errors, no unreadable files, no mismatch the spec rejects."""
+        s = self.summary
+        rejected = [m for m in s["mismatches"] if m["allowedBy"] is None]
+        return not (s["errors"] or s["ioErrors"] or rejected)
 
     def error(self, exc: KafkaLogError) -> None:
         self.summary["errors"].append(exc.located(file=self.file).to_dict())
 
     def io_error(self, message: str) -> None:
-        self.summary["errors"].append(
-            {"category": IO_ERROR, "message": message, "file": self.file,
-             "position": None, "offset": None}
-        )  # fmt: skip
+        self.summary["ioErrors"].append({"file": self.file, "message": message})
 
     def events(self) -> Iterator[dict]:
-        dumper = _DUMPERS[self.info.kind]
+        count = 0
         try:
-            for event in dumper(self):
-                event = {"file": self.file, **event}
-                self.summary["entries"] += 1
-                yield event
+            for event in _DUMPERS[self.info.kind](self):
+                count += 1
+                yield {"file": self.file, **event}
         except OSError as exc:
             self.io_error(f"{exc.strerror or exc}: {exc.filename or self.file}")
+        if self.summary["entries"] is None:
+            self.summary["entries"] = count
         self.summary["ok"] = self.ok
+
+
+def _fields(value) -> dict:
+    """A format dataclass as an event: Kafka's camelCase names (start_offset -> startOffset)."""
+    return {
+        _camel(f.name): getattr(value, f.name) for f in dataclasses.fields(value)
+    }  # fmt: skip
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)
 
 
 # --- walking paths ------------------------------------------------------------------------
 
 
 def dump_paths(paths, options: DumpOptions, *, warn=lambda message: None) -> Iterator[FileDump]:
-    """A FileDump for each dumpable file under ``paths``, directories recursed in a stable
-    order: within a directory, segment files by base offset (.log, .index, .timeindex,
-    .txnindex, .snapshot), then other files by name, then subdirectories (partition
-    directories by topic, then partition number). Other files are reported to ``warn``."""
+    """A FileDump for each dumpable file under ``paths``. Directories are walked in a stable
+    order: segment files by base offset (.log, .index, .timeindex, .txnindex, .snapshot),
+    other files by name, then subdirectories (partition directories by topic, then
+    partition number). Files of other kinds go to ``warn`` (.lock and quorum-state only
+    when named explicitly)."""
     for path in paths:
         yield from _walk(Path(path), options, warn, explicit=True)
 
 
 def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
     if path.is_dir():
-        children = sorted(path.iterdir(), key=_order)
-        for child in children:
-            if child.is_dir() and child.is_symlink():
-                continue  # a link to a directory could loop
-            yield from _walk(child, options, warn, explicit=False)
+        for child in sorted(path.iterdir(), key=_order):
+            if not (child.is_dir() and child.is_symlink()):  # a linked directory could loop
+                yield from _walk(child, options, warn, explicit=False)
         return
     info = classify(path)
     if info.kind not in _DUMPERS:
@@ -136,11 +150,11 @@ def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
     try:
         size = path.stat().st_size
     except OSError:
-        size = 0
+        size = 0  # events() reports why the file cannot be read
     yield FileDump(path, info, options, size)
 
 
-def _order(path: Path):
+def _order(path: Path) -> tuple:
     if path.is_dir():
         try:
             name = parse_partition_dir_name(path.name)
@@ -148,8 +162,8 @@ def _order(path: Path):
         except KafkaLogError:
             return (2, path.name, -1, path.name)
     info = classify(path)
-    if info.kind in _SEGMENT_ORDER and info.base_offset is not None:
-        return (0, "", info.base_offset, str(_SEGMENT_ORDER.index(info.kind)) + path.name)
+    if info.kind in _DIR_ORDER and info.base_offset is not None:
+        return (0, "", info.base_offset, f"{_DIR_ORDER.index(info.kind)}{path.name}")
     return (1, path.name, 0, "")
 
 
@@ -157,104 +171,109 @@ def _order(path: Path):
 
 
 def _dump_batches(dump: FileDump) -> Iterator[dict]:
+    """DumpLogSegments.dumpLog: every whole entry, stepping over well-framed ones that do
+    not parse; the tail after the last whole entry is reported (FRAME-8, FRAME-10) unless
+    --max-bytes cut the file short, as in Kafka."""
     options, summary = dump.options, dump.summary
     end = dump.size_bytes if options.max_bytes is None else min(dump.size_bytes, options.max_bytes)
-    summary.update(batches=0, validBytes=0, trailingBytes=0, crcFailures=0)
+    summary.update(batches=0, crcFailures=0)
     if options.records:
         summary["nonConsecutiveOffsets"] = []
-    last_record_offset = None
-    position = 0
+    if dump.info.base_offset is None and dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT:
+        dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
+    previous = [None]  # the last record offset, across batches (deep only)
+    position, stopped = 0, False
     with open(dump.path, "rb") as handle:
-        while True:
+        while position is not None:
             scanner = iter_file_batches(handle, file=dump.file, start=position, end=end)
             try:
                 for batch in scanner:
                     summary["batches"] += 1
-                    event = _batch_event(batch, dump)
-                    if options.records:
-                        records, last_record_offset = _records(batch, dump, last_record_offset)
-                        event["records"] = records
-                        if event["baseOffset"] is None and records:
-                            event["baseOffset"] = records[0]["offset"]  # a legacy wrapper
-                    yield event
+                    yield _batch_event(batch, dump, previous)
+                position = None
             except KafkaLogError as exc:
                 dump.error(exc)
                 position = _next_entry(handle, exc.position, end)
-                if position is not None:
-                    continue  # a whole entry that would not parse: go on after it
-            valid = scanner.valid_bytes if position is None else end
-            break
-    summary["validBytes"] = valid
-    if end == dump.size_bytes:  # as Kafka: no tail report when --max-bytes cut the file
+                stopped = position is None
+    valid = summary["validBytes"] = scanner.valid_bytes  # a skipped entry counts as framed
+    if end == dump.size_bytes:
         summary["trailingBytes"] = end - valid
-        if end - valid and not summary["errors"]:
-            dump.error(
-                CorruptRecordError(
-                    Category.TRUNCATED_BATCH,
-                    f"{end - valid} bytes after the last whole entry",
-                    position=valid,
-                )
+        if end > valid and not stopped:
+            tail = CorruptRecordError(
+                Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
+            dump.error(tail.located(position=valid))
 
 
 def _next_entry(handle, position: int | None, end: int) -> int | None:
-    """Where the entry after a well-framed but unparseable one starts, or None."""
+    """Where the entry after a well-framed entry that does not parse starts, or None."""
     if position is None:
         return None
     prefix = os.pread(handle.fileno(), _FRAME.size, position)
     if len(prefix) < _FRAME.size:
         return None
-    _, size = _FRAME.unpack(prefix)
-    after = position + 12 + size
-    return after if size >= 14 and after <= end else None
+    size = _FRAME.unpack(prefix)[1]
+    return position + 12 + size if size >= 14 and position + 12 + size <= end else None
 
 
-def _batch_event(batch: Batch, dump: FileDump) -> dict:
+def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
+    """One batch, with its records when deep. Only the batch's first problem is reported,
+    in ERR-5 order: CRC, then codec, then its records."""
+    problems = []
+    crc_valid = batch.is_valid
+    if not crc_valid:
+        dump.summary["crcFailures"] += 1
+        problems.append(_raised(batch.ensure_valid))
     try:
         codec = batch.compression.label
     except KafkaLogError as exc:
         codec = f"unknown({batch.compression_id})"
-        dump.error(exc)
-    base_offset = batch.base_offset if batch.magic >= 2 or batch.compression_id == 0 else None
-    if base_offset is None and not dump.options.records:
-        try:
-            base_offset = batch.base_offset  # a legacy wrapper: its first inner offset
-        except KafkaLogError as exc:
-            dump.error(exc)
-    crc_valid = batch.is_valid
-    if not crc_valid:
-        dump.summary["crcFailures"] += 1
-        try:
-            batch.ensure_valid()
-        except KafkaLogError as exc:
-            dump.error(exc)
-    horizon = batch.delete_horizon_ms if batch.magic >= 2 else None
-    return {
-        "type": "batch", "baseOffset": base_offset, "lastOffset": batch.last_offset,
-        "count": batch.records_count, "magic": batch.magic, "compression": codec,
-        "crc": batch.crc, "crcValid": crc_valid, "position": batch.position,
-        "sizeBytes": batch.size_in_bytes, "partitionLeaderEpoch": batch.partition_leader_epoch,
-        "producerId": batch.producer_id, "producerEpoch": batch.producer_epoch,
-        "baseSequence": batch.base_sequence, "lastSequence": batch.last_sequence,
-        "isTransactional": batch.is_transactional, "isControl": batch.is_control,
-        "timestampType": batch.timestamp_type.label, "maxTimestamp": batch.max_timestamp,
-        "deleteHorizonMs": horizon,
+        problems.append(exc)
+    legacy = batch.magic < 2
+    event = {
+        "type": "batch",
+        # a legacy wrapper's base offset is its first inner offset: known once decompressed
+        "baseOffset": None if legacy and batch.compression_id else batch.base_offset,
+        "lastOffset": batch.last_offset, "count": batch.records_count, "magic": batch.magic,
+        "compression": codec, "crc": batch.crc, "crcValid": crc_valid,
+        "position": batch.position, "sizeBytes": batch.size_in_bytes,
+        "partitionLeaderEpoch": batch.partition_leader_epoch, "producerId": batch.producer_id,
+        "producerEpoch": batch.producer_epoch, "baseSequence": batch.base_sequence,
+        "lastSequence": batch.last_sequence, "isTransactional": batch.is_transactional,
+        "isControl": batch.is_control, "timestampType": batch.timestamp_type.label,
+        "maxTimestamp": batch.max_timestamp,
+        "deleteHorizonMs": None if legacy else batch.delete_horizon_ms,
     }  # fmt: skip
+    if dump.options.records:
+        event["records"] = _records(batch, dump, previous, problems)
+        if event["baseOffset"] is None and event["records"]:
+            event["baseOffset"] = event["records"][0]["offset"]
+    if problems:
+        dump.error(problems[0])
+    return event
 
 
-def _records(batch: Batch, dump: FileDump, last_offset: int | None):
-    """The batch's records as dicts, and the last record offset seen (for gap tracking)."""
+def _raised(check) -> KafkaLogError:
+    try:
+        check()
+    except KafkaLogError as exc:
+        return exc
+    raise AssertionError("the check passed")
+
+
+def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> list | None:
+    """The batch's records as dicts; offset gaps go to nonConsecutiveOffsets, as Kafka's
+    deep iteration notes them (expected after compaction, so not an error)."""
     try:
         records = batch.records()
     except KafkaLogError as exc:
-        dump.error(exc)
-        return None, last_offset
-    out = []
-    print_data = dump.options.print_data
+        problems.append(exc)
+        return None
+    print_data, out = dump.options.print_data, []
     for record in records:
-        if last_offset is not None and record.offset != last_offset + 1:
-            dump.summary["nonConsecutiveOffsets"].append([last_offset, record.offset])
-        last_offset = record.offset
+        if previous[0] is not None and record.offset != previous[0] + 1:
+            dump.summary["nonConsecutiveOffsets"].append([previous[0], record.offset])
+        previous[0] = record.offset
         item = {
             "offset": record.offset, "timestamp": record.timestamp,
             "keySize": _size(record.key), "valueSize": _size(record.value),
@@ -268,24 +287,25 @@ def _records(batch: Batch, dump: FileDump, last_offset: int | None):
             for h in record.headers
         ]
         if batch.is_control:
-            item["control"] = _control(record, dump)
+            item["control"] = _control(record, problems)
         out.append(item)
-    return out, last_offset
+    return out
 
 
-def _control(record, dump: FileDump) -> dict | None:
-    """A control record decoded: its type, and for COMMIT/ABORT the coordinator epoch."""
+def _control(record, problems: list) -> dict | None:
+    """A control record's type, and the coordinator epoch of a COMMIT or ABORT marker."""
     try:
         control_type = parse_control_key(record.key)
         decoded = {"type": control_type.name}
         if control_type is ControlRecordType.UNKNOWN:
             decoded["typeId"] = CONTROL_KEY.unpack_from(record.key)[1]
         if control_type in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
-            marker = parse_end_txn_marker(record.key, record.value)
-            decoded["coordinatorEpoch"] = marker.coordinator_epoch
+            decoded["coordinatorEpoch"] = parse_end_txn_marker(
+                record.key, record.value
+            ).coordinator_epoch
         return decoded
     except KafkaLogError as exc:
-        dump.error(exc.located(offset=record.offset))
+        problems.append(exc)
         return None
 
 
@@ -299,114 +319,72 @@ def _b64(blob: bytes | None) -> str | None:
 
 # --- index files ------------------------------------------------------------------------
 
+_INDEXES = {  # kind: (entry size, iterate, sanity check, event type)
+    FileKind.OFFSET_INDEX: (8, index.iter_offset_index, index.sanity_check_offset_index,
+                            "offset_index_entry"),
+    FileKind.TIME_INDEX: (12, index.iter_time_index, index.sanity_check_time_index,
+                          "time_index_entry"),
+}  # fmt: skip
 
-def _read_index(dump: FileDump, entry_size: int) -> bytes | None:
-    """The index bytes, with Kafka's entry count and the whole/partial split in the summary;
-    None when the name has no base offset to resolve relative offsets against."""
+
+def _dump_index(dump: FileDump) -> Iterator[dict]:
+    """DumpLogSegments.dumpIndex / dumpTimeIndex: entries up to the stop rule (OIDX-14,
+    TIDX-17) with Kafka's slot count (OIDX-13, TIDX-16); or only the broker's sanity check
+    (--index-sanity-check); or only the cross-check with the .log (--verify-index-only)."""
+    entry_size, iterate, sanity_check, event_type = _INDEXES[dump.info.kind]
     data = dump.path.read_bytes()
+    base, summary = dump.info.base_offset, dump.summary
     trailing = index.trailing_bytes(len(data), entry_size)
-    dump.summary.update(
-        slots=index.entry_count(len(data), entry_size),
-        validBytes=len(data) - trailing,
-        trailingBytes=trailing,
-    )
-    if dump.info.base_offset is None:
-        dump.error(InvalidFileNameError(f"{dump.info.name!r} has no base offset prefix"))
-        return None
-    if trailing:
-        dump.error(
-            CorruptIndexError(
-                f"{trailing} bytes after the last whole {entry_size}-byte entry",
-                position=len(data) - trailing,
-            )
-        )
-    return data
+    summary.update(slots=len(data) // entry_size, validBytes=len(data) - trailing)
+    summary["trailingBytes"] = trailing
+    if base is None:
+        dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
+        return
+    entries = list(index.until_stop(iterate(data, base), base))
+    summary.update(entries=len(entries), unusedSlots=summary["slots"] - len(entries))
+    if dump.options.index_sanity_check:
+        _sanity_check(dump, sanity_check, data)
+    elif trailing:  # the sanity check's own length rule (OIDX-4, TIDX-9)
+        size_error = f"{len(data)} bytes is not a whole number of {entry_size}-byte entries"
+        dump.error(CorruptIndexError(size_error, position=0))
+    if dump.options.verify_index_only:
+        _verify(dump, entries)
+    if dump.options.list_index_entries:
+        for slot, entry in enumerate(entries):
+            yield {"type": event_type, "slot": slot, **_fields(entry)}
 
 
-def _sanity(dump: FileDump, check, data: bytes) -> None:
-    """--index-sanity-check: the broker's own startup check, pass or fail."""
+def _sanity_check(dump: FileDump, check, data: bytes) -> None:
     try:
         check(data, dump.info.base_offset, file=dump.file)
         dump.summary["sanityCheck"] = "passed"
     except KafkaLogError as exc:
         dump.summary["sanityCheck"] = "failed"
-        if not any(e["category"] == exc.category for e in dump.summary["errors"]):
-            dump.error(exc)
+        dump.error(exc)
 
 
-def _dump_offset_index(dump: FileDump) -> Iterator[dict]:
-    data = _read_index(dump, index.OFFSET_INDEX_ENTRY_SIZE)
-    if data is None:
-        return
-    base = dump.info.base_offset
-    entries = list(index.until_stop(index.iter_offset_index(data, base), base))
-    dump.summary["unusedSlots"] = dump.summary["slots"] - len(entries)
-    if dump.options.index_sanity_check:
-        _sanity(dump, index.sanity_check_offset_index, data)
-    if dump.options.verify_index_only:
-        with _companion(dump, ".log") as log:
-            if log is not None:
-                _mismatches(dump, index.verify_offset_index(entries, log.batch_at))
-    if dump.options.index_sanity_check or dump.options.verify_index_only:
-        return
-    for slot, entry in enumerate(entries):
-        yield {"type": "offset_index_entry", "slot": slot, "offset": entry.offset,
-               "position": entry.position}  # fmt: skip
-
-
-def _dump_time_index(dump: FileDump) -> Iterator[dict]:
-    data = _read_index(dump, index.TIME_INDEX_ENTRY_SIZE)
-    if data is None:
-        return
-    base = dump.info.base_offset
-    entries = list(index.until_stop(index.iter_time_index(data, base), base))
-    dump.summary["unusedSlots"] = dump.summary["slots"] - len(entries)
-    if dump.options.index_sanity_check:
-        _sanity(dump, index.sanity_check_time_index, data)
-    if dump.options.verify_index_only:
-        with _companion(dump, ".log") as log:
-            if log is not None:
-                offsets = _companion_offset_index(dump)
-                try:
-                    found = index.verify_time_index(entries, offsets, base, log.find_batch)
-                    _mismatches(dump, found)
-                except KafkaLogError as exc:
-                    dump.error(exc)
-    if dump.options.index_sanity_check or dump.options.verify_index_only:
-        return
-    for slot, entry in enumerate(entries):
-        yield {"type": "time_index_entry", "slot": slot, "timestamp": entry.timestamp,
-               "offset": entry.offset}  # fmt: skip
-
-
-def _dump_txn_index(dump: FileDump) -> Iterator[dict]:
-    data = dump.path.read_bytes()
-    trailing = len(data) % index.ABORTED_TXN_SIZE
-    dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
-    if trailing:  # Kafka skips it, then appends after it: later entries would be misaligned
-        dump.error(
-            CorruptIndexError(
-                f"{trailing} bytes after the last whole 34-byte entry",
-                position=len(data) - trailing,
-            )
-        )
-    if dump.options.index_sanity_check and dump.info.base_offset is not None:
-        _sanity(dump, index.sanity_check_txn_index, data)
+def _verify(dump: FileDump, entries: list) -> None:
     try:
-        for txn in index.iter_txn_index(data, file=dump.file):
-            yield {"type": "txn_index_entry", "version": txn.version,
-                   "producerId": txn.producer_id, "firstOffset": txn.first_offset,
-                   "lastOffset": txn.last_offset, "lastStableOffset": txn.last_stable_offset}  # fmt: skip
-    except KafkaLogError as exc:
-        if not any(e["category"] == exc.category for e in dump.summary["errors"]):
+        handle = open(_sibling(dump, ".log"), "rb")  # noqa: SIM115 (closed below)
+    except OSError as exc:
+        dump.io_error(f"cannot check against {_sibling(dump, '.log')}: {exc.strerror}")
+        return
+    with handle:
+        log = _SegmentLog(handle)
+        try:
+            if dump.info.kind is FileKind.OFFSET_INDEX:
+                found = index.verify_offset_index(entries, log.batch_at)
+            else:
+                offsets = _sibling_offset_index(dump)
+                found = index.verify_time_index(entries, offsets, dump.info.base_offset, log.find)
+        except KafkaLogError as exc:
             dump.error(exc)
-
-
-def _mismatches(dump: FileDump, found: list[index.IndexMismatch]) -> None:
+            return
     dump.summary["mismatches"] += [
-        {"kind": m.kind, "slot": m.slot, "indexValue": m.index_value, "logValue": m.log_value}
+        {"kind": m.kind, "slot": m.slot, "indexValue": m.index_value, "logValue": m.log_value,
+         "allowedBy": m.allowed_by}
         for m in found
-    ]
+    ]  # fmt: skip
 
 
 class _SegmentLog:
@@ -416,69 +394,60 @@ class _SegmentLog:
         self.handle = handle
         self.end = os.fstat(handle.fileno()).st_size
 
-    def _batches(self, position: int):
-        return iter_file_batches(self.handle, start=position, end=self.end)
-
     def batch_at(self, position: int) -> index.BatchSpan | None:
         """The whole, CRC-valid batch starting at ``position``, else None."""
         try:
-            batch = next(iter(self._batches(position)), None)
+            batch = next(iter(iter_file_batches(self.handle, start=position, end=self.end)), None)
             if batch is None or not batch.is_valid:
                 return None
             return index.BatchSpan(batch.base_offset, batch.last_offset)
         except KafkaLogError:
             return None
 
-    def find_batch(self, position: int, target: int) -> index.BatchSpan | None:
+    def find(self, position: int, target: int) -> index.BatchSpan | None:
         """The first batch from ``position`` whose lastOffset >= target, with the max of its
-        record timestamps (Kafka's check uses the records, not the header's maxTimestamp)."""
-        for batch in self._batches(position):
+        record timestamps (Kafka's check reads the records, not the header's maxTimestamp)."""
+        for batch in iter_file_batches(self.handle, start=position, end=self.end):
             if batch.last_offset >= target:
                 records = batch.records()
+                base = records[0].offset if batch.magic < 2 and records else batch.base_offset
                 stamps = [record.timestamp for record in records]
-                base = records[0].offset if records else batch.last_offset
-                if batch.magic >= 2:
-                    base = batch.base_offset
-                return index.BatchSpan(
-                    base, batch.last_offset, max(stamps, default=index.NO_TIMESTAMP)
-                )
+                return index.BatchSpan(base, batch.last_offset, max(stamps, default=-1))
         return None
 
 
-class _companion:
-    """Open the segment file beside an index (same prefix and marker), or report it missing."""
-
-    def __init__(self, dump: FileDump, suffix: str) -> None:
-        self.dump = dump
-        self.path = _sibling(dump, suffix)
-        self.handle = None
-
-    def __enter__(self) -> _SegmentLog | None:
-        try:
-            self.handle = open(self.path, "rb")  # noqa: SIM115 (closed in __exit__)
-        except OSError as exc:
-            self.dump.io_error(f"cannot check against {self.path}: {exc.strerror}")
-            return None
-        return _SegmentLog(self.handle)
-
-    def __exit__(self, *exc_info) -> None:
-        if self.handle is not None:
-            self.handle.close()
-
-
 def _sibling(dump: FileDump, suffix: str) -> Path:
+    """The segment file with the same prefix (and .deleted/.cleaned/.swap marker)."""
     marker = f".{dump.info.marker}" if dump.info.marker else ""
     return dump.path.with_name(dump.info.name.split(".")[0] + suffix + marker)
 
 
-def _companion_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
-    """The segment's offset index for time-index lookups; none (position 0) if missing."""
-    base = dump.info.base_offset
+def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
+    """The segment's offset index for time-index lookups: none (position 0) if missing."""
     try:
         data = _sibling(dump, ".index").read_bytes()
     except OSError:
         return []
+    base = dump.info.base_offset
     return list(index.until_stop(index.iter_offset_index(data, base), base))
+
+
+def _dump_txn_index(dump: FileDump) -> Iterator[dict]:
+    """Whole 34-byte entries (TXN-5); a partial one is a torn append, reported as a tail."""
+    data = dump.path.read_bytes()
+    trailing = len(data) % index.ABORTED_TXN_SIZE
+    dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
+    if trailing:
+        tail = f"{trailing} bytes after the last whole 34-byte entry"
+        dump.error(CorruptIndexError(tail, position=len(data) - trailing))
+    if dump.options.index_sanity_check and dump.info.base_offset is not None:
+        _sanity_check(dump, index.sanity_check_txn_index, data)
+    try:
+        for txn in index.iter_txn_index(data, file=dump.file):
+            yield {"type": "txn_index_entry", **_fields(txn)}
+    except KafkaLogError as exc:
+        if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
+            dump.error(exc)
 
 
 # --- producer snapshots and text files ---------------------------------------------------
@@ -493,68 +462,57 @@ def _dump_producer_snapshot(dump: FileDump) -> Iterator[dict]:
         return
     trailing = snapshot_trailing_bytes(data)
     dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
-    if trailing:  # Kafka accepts them (the CRC covers them), but its writer never adds any
-        dump.error(
-            CorruptSnapshotError(
-                f"{trailing} bytes after the last entry", position=len(data) - trailing
-            )
-        )
-    for e in entries:
-        yield {"type": "producer_snapshot_entry", "producerId": e.producer_id,
-               "producerEpoch": e.producer_epoch, "lastSequence": e.last_sequence,
-               "firstSequence": e.first_sequence, "lastOffset": e.last_offset,
-               "offsetDelta": e.offset_delta, "timestamp": e.timestamp,
-               "coordinatorEpoch": e.coordinator_epoch,
-               "currentTxnFirstOffset": e.current_txn_first_offset}  # fmt: skip
+    if trailing:  # Kafka reads past them (the CRC covers them), but never writes any (SNAP-8)
+        dump.error(CorruptSnapshotError(f"{trailing} bytes after the last entry", position=0))
+    for entry in entries:
+        yield {"type": "producer_snapshot_entry", **_fields(entry),
+               "firstSequence": entry.first_sequence}  # fmt: skip
 
 
-def _text_dumper(read, to_events):
+def _text_dumper(read, event_type: str, many: bool = True):
     def dumper(dump: FileDump) -> Iterator[dict]:
         try:
             content = read(dump.path.read_bytes(), file=dump.file)
         except KafkaLogError as exc:
             dump.error(exc)
             return
-        yield from to_events(content)
+        for item in content if many else [content]:
+            yield {"type": event_type, **_fields(item)}
 
     return dumper
+
+
+def _dump_properties(dump: FileDump) -> Iterator[dict]:
+    try:
+        properties = checkpoints.read_meta_properties(dump.path.read_bytes(), file=dump.file)
+    except KafkaLogError as exc:
+        dump.error(exc)
+        return
+    for key, value in properties.items():
+        yield {"type": "property", "key": key, "value": value}
 
 
 _DUMPERS = {
     FileKind.LOG: _dump_batches,
     FileKind.KRAFT_SNAPSHOT: _dump_batches,
     FileKind.BOOTSTRAP_SNAPSHOT: _dump_batches,
-    FileKind.OFFSET_INDEX: _dump_offset_index,
-    FileKind.TIME_INDEX: _dump_time_index,
+    FileKind.OFFSET_INDEX: _dump_index,
+    FileKind.TIME_INDEX: _dump_index,
     FileKind.TXN_INDEX: _dump_txn_index,
     FileKind.PRODUCER_SNAPSHOT: _dump_producer_snapshot,
     FileKind.LEADER_EPOCH_CHECKPOINT: _text_dumper(
-        checkpoints.read_leader_epoch_checkpoint,
-        lambda entries: (
-            {"type": "leader_epoch_entry", "epoch": e.epoch, "startOffset": e.start_offset}
-            for e in entries
-        ),
+        checkpoints.read_leader_epoch_checkpoint, "leader_epoch_entry"
     ),
     FileKind.PARTITION_METADATA: _text_dumper(
-        checkpoints.read_partition_metadata,
-        lambda m: [{"type": "partition_metadata", "version": m.version, "topicId": m.topic_id}],
-    ),
-    FileKind.META_PROPERTIES: _text_dumper(
-        checkpoints.read_meta_properties,
-        lambda props: ({"type": "property", "key": k, "value": v} for k, v in props.items()),
+        checkpoints.read_partition_metadata, "partition_metadata", many=False
     ),
     FileKind.CLEAN_SHUTDOWN: _text_dumper(
-        lambda data, file: checkpoints.read_clean_shutdown(data, file=file),
-        lambda c: [{"type": "clean_shutdown", "version": c.version, "brokerEpoch": c.broker_epoch}],
+        checkpoints.read_clean_shutdown, "clean_shutdown", many=False
     ),
+    FileKind.META_PROPERTIES: _dump_properties,
+    **{
+        kind: _text_dumper(checkpoints.read_offset_checkpoint, "offset_checkpoint_entry")
+        for kind in FileKind
+        if kind.is_offset_checkpoint
+    },
 }
-for _kind in FileKind:
-    if _kind.is_offset_checkpoint:
-        _DUMPERS[_kind] = _text_dumper(
-            checkpoints.read_offset_checkpoint,
-            lambda entries: (
-                {"type": "offset_checkpoint_entry", "topic": e.topic, "partition": e.partition,
-                 "offset": e.offset}
-                for e in entries
-            ),
-        )  # fmt: skip

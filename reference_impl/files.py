@@ -49,16 +49,13 @@ INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # Java's Integer/Long.parseLong grammar: an optional sign, then ASCII digits.
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
+_DIGITS = re.compile(r"[0-9]+")
 # Java's \S is "not one of [ \t\n\x0B\f\r]"; Python's is Unicode-aware, so spell it out.
 _NS = r"[^ \t\n\x0b\f\r]"
 _DIR_PATTERNS = {
     suffix: re.compile(rf"^({_NS}+)-({_NS}+)\.({_NS}+){suffix}$")
     for suffix in (DELETE_DIR_SUFFIX, FUTURE_DIR_SUFFIX, STRAY_DIR_SUFFIX)
 }
-_KRAFT_SNAPSHOT = re.compile(
-    r"^(?P<offset>[0-9]{20})-(?P<epoch>[0-9]{10})"
-    r"(?:\.checkpoint(?P<deleted>\.deleted)?|-[^/]*\.checkpoint\.part)$"
-)
 
 
 def parse_java_long(text: str, *, bits: int = 64) -> int:
@@ -114,16 +111,28 @@ def kraft_snapshot_file_name(end_offset: int, epoch: int) -> str:
 
 
 def offset_from_file_name(name: str) -> int:
-    """LogFileUtils.offsetFromFileName: the text before the first ``.``, as a Java long.
+    """NAME-2, NAME-3, NAME-4: the text before the first ``.``, decimal digits of any count
+    that fit in [0, 2^63-1]; anything else is ``invalid_file_name``.
+
+    Kafka's Long.parseLong would also take a sign (NAME-3 deviation: ``-5.log`` would be a
+    segment with a negative base offset).
 
     >>> offset_from_file_name("00000000002147483650.timeindex.deleted")
     2147483650
     """
     prefix = name.split(".", 1)[0]
-    try:
-        return parse_java_long(prefix)
-    except ValueError:
+    if not _DIGITS.fullmatch(prefix) or int(prefix) > INT64_MAX:
         raise InvalidFileNameError(f"{name!r} does not start with a base offset", file=name)
+    return int(prefix)
+
+
+def kraft_snapshot_id(name: str) -> tuple[int, int]:
+    """NAME-10: (end offset, epoch) read by position, characters 0-19 and 21-30, as
+    Snapshots.parse does; digits that do not parse are ``invalid_file_name``."""
+    offset_text, epoch_text = name[:OFFSET_WIDTH], name[OFFSET_WIDTH + 1 : OFFSET_WIDTH + 11]
+    if not (_DIGITS.fullmatch(offset_text) and _DIGITS.fullmatch(epoch_text)):
+        raise InvalidFileNameError(f"{name!r} is not <end offset>-<epoch>.checkpoint", file=name)
+    return int(offset_text), int(epoch_text)
 
 
 # --- what a file is --------------------------------------------------------------------
@@ -178,6 +187,11 @@ _SEGMENT_SUFFIXES = {
     "snapshot": FileKind.PRODUCER_SNAPSHOT,
 }
 _MARKERS = {"deleted", "cleaned", "swap"}
+_KRAFT_SUFFIXES = {
+    ".checkpoint": None,
+    ".checkpoint.deleted": "deleted",
+    ".checkpoint.part": "part",
+}
 _FIXED_NAMES = {
     "recovery-point-offset-checkpoint": FileKind.RECOVERY_POINT_CHECKPOINT,
     "log-start-offset-checkpoint": FileKind.LOG_START_OFFSET_CHECKPOINT,
@@ -198,7 +212,7 @@ class FileInfo:
     """What ``classify`` learned from a file name alone.
 
     ``base_offset`` is the segment base offset (or a snapshot's end offset); it is
-    None when the name has no numeric prefix Kafka could parse. ``marker`` is
+    None when the name's number does not parse (NAME-2, NAME-3, NAME-10). ``marker`` is
     ``deleted``/``cleaned``/``swap`` (or ``part`` for a partial KRaft snapshot).
     """
 
@@ -215,20 +229,21 @@ def classify(path: str | Path) -> FileInfo:
     fixed = _FIXED_NAMES.get(name)
     if fixed is not None:
         return FileInfo(fixed, name)
-    match = _KRAFT_SNAPSHOT.match(name)
-    if match:
-        marker = "deleted" if match["deleted"] else ("part" if name.endswith(".part") else None)
-        return FileInfo(
-            FileKind.KRAFT_SNAPSHOT, name, int(match["offset"]), marker, int(match["epoch"])
-        )
+    for suffix, marker in _KRAFT_SUFFIXES.items():
+        if name.endswith(suffix):  # NAME-11: not a segment file in a deleted/temporary state
+            try:
+                end_offset, epoch = kraft_snapshot_id(name)
+            except InvalidFileNameError:
+                end_offset = epoch = None
+            return FileInfo(FileKind.KRAFT_SNAPSHOT, name, end_offset, marker, epoch)
     parts = name.split(".")
     marker = None
-    if len(parts) >= 3 and parts[-1] in _MARKERS:
+    if len(parts) >= 3 and parts[-1] in _MARKERS:  # NAME-6
         marker = parts.pop()
     if len(parts) == 2 and parts[1] in _SEGMENT_SUFFIXES:
         try:
-            base_offset = parse_java_long(parts[0])
-        except ValueError:
+            base_offset = offset_from_file_name(name)
+        except InvalidFileNameError:
             base_offset = None
         return FileInfo(_SEGMENT_SUFFIXES[parts[1]], name, base_offset, marker)
     return FileInfo(FileKind.UNKNOWN, name)

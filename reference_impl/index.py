@@ -293,10 +293,12 @@ class IndexMismatch:
     Offset index (index value: the entry's offset; log value: the lastOffset of the batch
     at the entry's position, -1 if none):
 
-    * ``no_batch_at_position``: no whole, CRC-valid batch starts at the position;
-    * ``offset_beyond_batch``: the entry's offset lies after that batch, as a follower
-      writes when it appends a fetched chunk of several batches at once;
-    * ``offset_mismatch``: the entry's offset is below the batch's lastOffset.
+    * ``no_batch_at_position``: no whole, CRC-valid batch starts at the position (OIDX-8);
+    * ``offset_below_batch``: the offset is below the batch's base offset, so an earlier
+      batch may hold it and lookups would skip it (OIDX-8);
+    * ``offset_inside_batch``: the offset is in the batch but not its last one;
+    * ``offset_beyond_batch``: the offset lies after that batch, as a follower writes when
+      it appends a fetched chunk of several batches at once (allowed by OIDX-10).
 
     Time index (index value: the entry's offset or timestamp; log value: the batch's):
 
@@ -307,20 +309,23 @@ class IndexMismatch:
     * ``timestamp_mismatch``: the timestamp differs from the batch's max record timestamp;
     * ``out_of_order``: the timestamp is not above the previous entry's (log value).
 
-    Kafka reports the three offset-index kinds as one "mismatch" and the first two time
-    index kinds as one "offset not found"; telling them apart shows which are benign.
+    Kafka reports every offset-index kind as one "mismatch" and the first two time index
+    kinds as one "offset not found"; telling them apart shows which are benign:
+    ``allowed_by`` names the spec rule under which a verifier must accept the entry.
     """
 
     kind: str
     slot: int
     index_value: int
     log_value: int
+    allowed_by: str | None = None
 
 
 def verify_offset_index(
     entries: list[OffsetPosition], batch_at: Callable[[int], BatchSpan | None]
 ) -> list[IndexMismatch]:
-    """OIDX: each entry's offset is the lastOffset of the batch starting at its position.
+    """DumpLogSegments' offset-index check: each entry's offset is the lastOffset of the
+    batch starting at its position (stricter than OIDX-8, see IndexMismatch).
 
     ``batch_at(position)`` returns the whole, CRC-valid batch starting exactly at
     ``position``, or None (a position inside a batch or past the end).
@@ -331,8 +336,15 @@ def verify_offset_index(
         if batch is None:
             mismatches.append(IndexMismatch("no_batch_at_position", slot, entry.offset, -1))
         elif entry.offset != batch.last_offset:
-            kind = "offset_beyond_batch" if entry.offset > batch.last_offset else "offset_mismatch"
-            mismatches.append(IndexMismatch(kind, slot, entry.offset, batch.last_offset))
+            if entry.offset > batch.last_offset:
+                kind, allowed_by = "offset_beyond_batch", "OIDX-10"
+            elif entry.offset >= batch.base_offset:
+                kind, allowed_by = "offset_inside_batch", "OIDX-10"
+            else:
+                kind, allowed_by = "offset_below_batch", None
+            mismatches.append(
+                IndexMismatch(kind, slot, entry.offset, batch.last_offset, allowed_by)
+            )
     return mismatches
 
 
@@ -342,7 +354,7 @@ def verify_time_index(
     base_offset: int,
     find_batch: Callable[[int, int], BatchSpan | None],
 ) -> list[IndexMismatch]:
-    """TIDX, as DumpLogSegments.dumpTimeIndex checks it, entry by entry:
+    """DumpLogSegments.dumpTimeIndex's checks (stricter than TIDX-4/TIDX-13), entry by entry:
 
     1. position = the offset index's lookup(entry.offset) (position 0 if it has none);
     2. ``find_batch(position, offset)``: the first batch from there whose lastOffset >= offset;
@@ -358,15 +370,23 @@ def verify_time_index(
         position = lookup_offset(offset_entries, entry.offset, base_offset).position
         batch = find_batch(position, entry.offset)
         if batch is None:
-            mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, -1))
+            mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, -1, "TIDX-13"))
         elif batch.last_offset != entry.offset:
-            inside = batch.base_offset <= entry.offset
-            kind = "offset_inside_batch" if inside else "offset_not_found"
-            mismatches.append(IndexMismatch(kind, slot, entry.offset, batch.last_offset))
+            # A leader indexes the record carrying the max timestamp, inside its batch (TIDX-4
+            # holds for it); an offset below the batch was removed by compaction (TIDX-13).
+            if batch.base_offset <= entry.offset:
+                kind, allowed_by = "offset_inside_batch", "TIDX-4"
+            else:
+                kind, allowed_by = "offset_not_found", "TIDX-13"
+            mismatches.append(
+                IndexMismatch(kind, slot, entry.offset, batch.last_offset, allowed_by)
+            )
         else:
             if batch.max_timestamp != entry.timestamp:
                 mismatches.append(
-                    IndexMismatch("timestamp_mismatch", slot, entry.timestamp, batch.max_timestamp)
+                    IndexMismatch(
+                        "timestamp_mismatch", slot, entry.timestamp, batch.max_timestamp, "TIDX-13"
+                    )
                 )
             if previous >= entry.timestamp:
                 mismatches.append(IndexMismatch("out_of_order", slot, entry.timestamp, previous))
@@ -382,5 +402,5 @@ def _check_multiple(length: int, entry_size: int, file: str | None) -> None:
         raise CorruptIndexError(
             f"found {length} bytes, which is not a multiple of the {entry_size}-byte entry size",
             file=file,
-            position=length - length % entry_size,
+            position=0,  # a condition on the whole file (ERR-3)
         )

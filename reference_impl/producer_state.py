@@ -73,7 +73,8 @@ class ProducerSnapshotEntry:
 def read_snapshot(data: bytes, *, file: str | None = None) -> list[ProducerSnapshotEntry]:
     """Decode a snapshot, raising ``CorruptSnapshotError`` as Kafka's readSnapshot would.
 
-    The checks run in Kafka's order: the structure must parse (header, then
+    Every error concerns the whole file, so its position is 0 (ERR-3). The checks
+    run in Kafka's order: the structure must parse (header, then
     entryCount whole entries), then the version must be 1, then the stored CRC must
     equal the CRC-32C of [6, EOF). Bytes after the entries are covered by the CRC
     and, like Kafka, accepted (``snapshot_trailing_bytes`` reports them).
@@ -85,14 +86,12 @@ def read_snapshot(data: bytes, *, file: str | None = None) -> list[ProducerSnaps
         )  # fmt: skip
     version, stored_crc, count = SNAPSHOT_HEADER.unpack_from(data, 0)
     if count < 0:
-        raise CorruptSnapshotError(
-            f"negative entry count {count}", file=file, position=PRODUCER_ENTRIES_OFFSET
-        )
+        raise CorruptSnapshotError(f"negative entry count {count}", file=file, position=0)
     available = (len(data) - SNAPSHOT_HEADER.size) // SNAPSHOT_ENTRY_SIZE
     if count > available:
         raise CorruptSnapshotError(
             f"entry count {count} but only {available} whole 46-byte entries follow",
-            file=file, position=PRODUCER_ENTRIES_OFFSET,
+            file=file, position=0,
         )  # fmt: skip
     if version != PRODUCER_SNAPSHOT_VERSION:
         raise CorruptSnapshotError(
@@ -103,7 +102,7 @@ def read_snapshot(data: bytes, *, file: str | None = None) -> list[ProducerSnaps
     if computed != stored_crc:
         raise CorruptSnapshotError(
             f"stored CRC-32C 0x{stored_crc:08x} != computed 0x{computed:08x}",
-            file=file, position=CRC_OFFSET,
+            file=file, position=0,
         )  # fmt: skip
     return [
         ProducerSnapshotEntry(
