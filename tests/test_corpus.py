@@ -318,6 +318,18 @@ def check_row(path: Path, want: F) -> Scan:
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req(
+    "FRAME-1",
+    "FRAME-2",
+    "FRAME-5",
+    "BATCH-3",
+    "BATCH-5",
+    "LEGACY-3",
+    "REC-1",
+    "REC-10",
+    "COMP-1",
+    "CTRL-1",
+)
 @pytest.mark.parametrize("name", SETS)
 def test_corpus_set(corpus, name):
     logs, checkpoints = set_files(corpus, name)
@@ -350,6 +362,7 @@ def test_corpus_set(corpus, name):
         assert totals[codec] == sum(f.codecs.get(codec, 0) for f in logged)
 
 
+@pytest.mark.req("FRAME-1", "FRAME-7")
 def test_corpus_totals(corpus, record_property):
     log_files = log_batches = log_records = 0
     ckpt_files = ckpt_batches = ckpt_records = 0
@@ -401,6 +414,7 @@ def haskell_show(value: bytes) -> str:
     return '"' + "".join(out) + '"'
 
 
+@pytest.mark.req("LEGACY-1", "LEGACY-13", "LEGACY-19", "COMP-5", "COMP-6")
 @pytest.mark.parametrize("partition", ["hamlet-gzip-0", "hamlet-none-0", "hamlet-snappy-0",
                                        "numbers-0"])  # fmt: skip
 def test_kafkalite_golden(corpus, partition):
@@ -433,6 +447,7 @@ def batches_of(path: Path) -> list:
         return list(iter_file_batches(handle))
 
 
+@pytest.mark.req("BATCH-5", "REC-5")
 def test_oddity_compacted_offset_gaps(corpus):
     """Oddity 4: compaction leaves offset gaps; record count < offset span; a segment's
     first batch above its base offset."""
@@ -458,6 +473,7 @@ def test_oddity_compacted_offset_gaps(corpus):
     assert [r.offset for b in kraft for r in b.records()] == [23, 24]
 
 
+@pytest.mark.req("FRAME-1", "FRAME-2")
 @pytest.mark.parametrize(
     ("relpath", "first", "last"),
     [
@@ -483,6 +499,7 @@ def test_oddity_segments_with_nonzero_base(corpus, relpath, first, last):
     assert offsets == list(range(first, last + 1))  # no gaps in these uncompacted logs
 
 
+@pytest.mark.req("COMP-6", "COMP-7", "COMP-8")
 def test_oddity_two_snappy_framings(corpus):
     """Oddity 10: xerial-framed snappy (Java producers, 0.8 brokers) and raw snappy."""
     xerial = batches_of(corpus / "snappy-v2/kafka-logs/some-topic-0/00000000000000000000.log")
@@ -503,6 +520,7 @@ def test_oddity_two_snappy_framings(corpus):
     assert {w.value[8:16] for w in wrappers} == {bytes.fromhex("0000000100000001")}
 
 
+@pytest.mark.req("LEGACY-13", "LEGACY-18", "LEGACY-19", "COMP-6")
 @pytest.mark.parametrize("codec", ["gzip", "snappy"])
 def test_oddity_magic0_wrappers(corpus, codec):
     """kafkalite-v0: magic-0 gzip/snappy wrappers; wrapper offset = last inner offset; inner
@@ -530,6 +548,7 @@ def test_oddity_magic0_wrappers(corpus, codec):
     assert [(r.offset, r.value) for r in decoded] == [(r.offset, r.value) for r in plain]
 
 
+@pytest.mark.req("CTRL-6", "CTRL-10")
 def test_transaction_markers(corpus):
     """COMMIT markers after transactional data (ksqlDB command topics): 78-byte control
     batches, transactional, one record, baseSequence -1, the data batches' producer."""
@@ -558,6 +577,7 @@ def test_transaction_markers(corpus):
     assert markers == 5
 
 
+@pytest.mark.req("COMP-11", "COMP-13", "COMP-14")
 def test_lz4_frames_are_kafkas(corpus):
     """lz4 batches written by a Java client: Kafka's frame header (FLG 0x60, BD 0x40) with the
     magic >= 1 header checksum."""

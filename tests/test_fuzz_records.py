@@ -424,24 +424,28 @@ def _varint_bytes():
     ).map(bytes)
 
 
+@pytest.mark.req("ERR-2", "ERR-3", "FRAME-2", "FRAME-4", "COMP-3")
 @FAST
 @given(hostile_logs)
 def test_fuzz_iter_batches(data):
     _fuzz_iter_batches(data)
 
 
+@pytest.mark.req("ERR-2", "ERR-3", "FRAME-10")
 @MEDIUM
 @given(mutated_log(), st.integers(0, 600))
 def test_fuzz_read_batch(data, position):
     _fuzz_read_batch(data, position)
 
 
+@pytest.mark.req("COMP-3", "COMP-4")
 @FAST
 @given(codec_inputs())
 def test_fuzz_decompress(case):
     _fuzz_decompress(case)
 
 
+@pytest.mark.req("VARINT-2", "VARINT-5", "CTRL-2", "CTRL-6")
 @FAST
 @given(_varint_bytes(), st.integers(0, 6))
 def test_fuzz_varints_and_control_records(data, pos):
@@ -451,6 +455,7 @@ def test_fuzz_varints_and_control_records(data, pos):
 # --- the same with many more examples ---------------------------------------------------
 
 
+@pytest.mark.req("ERR-2", "ERR-3", "FRAME-2", "FRAME-4", "COMP-3")
 @pytest.mark.slow
 @SLOW
 @given(hostile_logs)
@@ -458,6 +463,7 @@ def test_fuzz_iter_batches_slow(data):
     _fuzz_iter_batches(data)
 
 
+@pytest.mark.req("ERR-2", "ERR-3", "FRAME-10")
 @pytest.mark.slow
 @SLOW
 @given(mutated_log(), st.integers(0, 600))
@@ -465,6 +471,7 @@ def test_fuzz_read_batch_slow(data, position):
     _fuzz_read_batch(data, position)
 
 
+@pytest.mark.req("COMP-3", "COMP-4")
 @pytest.mark.slow
 @SLOW
 @given(codec_inputs())
@@ -472,6 +479,7 @@ def test_fuzz_decompress_slow(case):
     _fuzz_decompress(case)
 
 
+@pytest.mark.req("VARINT-2", "VARINT-5", "CTRL-2", "CTRL-6")
 @pytest.mark.slow
 @SLOW
 @given(_varint_bytes(), st.integers(0, 6))
@@ -490,6 +498,7 @@ def flipped(raw: bytes, bit: int) -> bytes:
     return bytes(buf)
 
 
+@pytest.mark.req("BATCH-3", "BATCH-4")
 @pytest.mark.parametrize("name", sorted(V2_SEEDS))
 def test_every_single_bit_flip_in_crc_range_is_caught(name):
     raw = V2_SEEDS[name]
@@ -505,6 +514,7 @@ def test_every_single_bit_flip_in_crc_range_is_caught(name):
     RUNS["crc bit flips"] += flips
 
 
+@pytest.mark.req("BATCH-3")
 @pytest.mark.parametrize("name", sorted(V2_SEEDS))
 def test_bit_flips_outside_the_crc_keep_the_batch_valid(name):
     raw = V2_SEEDS[name]
@@ -523,6 +533,7 @@ def test_bit_flips_outside_the_crc_keep_the_batch_valid(name):
         RUNS["crc bit flips"] += 1
 
 
+@pytest.mark.req("BATCH-3", "BATCH-4")
 @MEDIUM
 @given(st.sampled_from(sorted(V2_SEEDS)), st.data())
 def test_two_or_three_bit_flips_in_crc_range_are_caught(name, data):
@@ -538,6 +549,7 @@ def test_two_or_three_bit_flips_in_crc_range_are_caught(name, data):
     assert info.value.category == Category.CRC_MISMATCH
 
 
+@pytest.mark.req("LEGACY-3", "LEGACY-4")
 @pytest.mark.parametrize("name", sorted(k for k in SEEDS if k[:2] in ("v0", "v1")))
 def test_single_bit_flips_in_legacy_messages_never_pass(name):
     """CRC-32 covers magic..end of value: a flip there is caught, by the CRC or by the parser

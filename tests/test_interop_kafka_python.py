@@ -155,6 +155,7 @@ def kp_build(magic, codec, records, *, offset=0, **producer) -> bytes:
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("REC-1", "REC-5", "REC-6", "COMP-2", "LEGACY-13", "LEGACY-15")
 @pytest.mark.parametrize(("magic", "codec"), MAGIC_CODECS)
 def test_kafka_python_batches_decode_in_ours(magic, codec, record_property):
     checked = Counter()
@@ -196,6 +197,7 @@ def test_kafka_python_batches_decode_in_ours(magic, codec, record_property):
     record_property("records_cross_checked", checked["records"])
 
 
+@pytest.mark.req("BATCH-6")
 @pytest.mark.parametrize("codec", [c for c in Compression if KP_HAS[c]], ids=lambda c: c.label)
 def test_kafka_python_transactional_batches(codec, record_property):
     checked = Counter()
@@ -239,6 +241,7 @@ def test_kafka_python_transactional_batches(codec, record_property):
 V2_CODECS = [codec_param(2, c) for c in Compression]
 
 
+@pytest.mark.req("BATCH-1", "BATCH-3", "BATCH-11", "BATCH-13", "REC-12")
 @pytest.mark.parametrize(("magic", "codec"), V2_CODECS)
 def test_our_v2_batches_decode_in_kafka_python(magic, codec, record_property):
     checked = Counter()
@@ -298,6 +301,7 @@ LEGACY_CODECS = [
 ]
 
 
+@pytest.mark.req("LEGACY-1", "LEGACY-3", "LEGACY-17", "LEGACY-18")
 @pytest.mark.parametrize(("magic", "codec"), LEGACY_CODECS)
 def test_our_legacy_message_sets_decode_in_kafka_python(magic, codec, record_property):
     checked = Counter()
@@ -344,6 +348,7 @@ def test_our_legacy_message_sets_decode_in_kafka_python(magic, codec, record_pro
     record_property("records_cross_checked", checked["records"])
 
 
+@pytest.mark.req("CTRL-1", "CTRL-10")
 @pytest.mark.parametrize("kind", [ControlRecordType.COMMIT, ControlRecordType.ABORT])
 def test_our_control_batches_decode_in_kafka_python(kind, record_property):
     checked = Counter()
@@ -386,6 +391,7 @@ def test_our_control_batches_decode_in_kafka_python(kind, record_property):
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("BATCH-1", "REC-12", "VARINT-4")
 def test_uncompressed_v2_bytes_identical(record_property):
     checked = Counter()
 
@@ -413,6 +419,7 @@ def test_uncompressed_v2_bytes_identical(record_property):
     record_property("records_cross_checked", checked["records"])
 
 
+@pytest.mark.req("LEGACY-1", "LEGACY-3")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_uncompressed_legacy_bytes_identical(magic, record_property):
     checked = Counter()
@@ -439,6 +446,7 @@ COMPRESSED_PAIRS = [
 ]
 
 
+@pytest.mark.req("COMP-2", "LEGACY-18")
 @pytest.mark.parametrize(("magic", "codec"), COMPRESSED_PAIRS)
 def test_compressed_contents_identical(magic, codec, record_property):
     """The compressed bytes differ (codec settings), what they inflate to must not."""
@@ -480,6 +488,7 @@ SNAPPY_SHIM = types.SimpleNamespace(
 )
 
 
+@pytest.mark.req("COMP-6", "COMP-9")
 @pytest.mark.parametrize("magic", [0, 1, 2])
 def test_snappy_with_kafka_pythons_xerial_framing(magic, monkeypatch, record_property):
     """Not python-snappy itself: kafka-python's snappy_encode/snappy_decode (the xerial
@@ -518,6 +527,7 @@ def test_snappy_with_kafka_pythons_xerial_framing(magic, monkeypatch, record_pro
     record_property("records_cross_checked", checked["records"])
 
 
+@pytest.mark.req("COMP-11", "COMP-12")
 def test_kafka_python_lz4_magic0_header_checksum_matches_ours():
     """kafka-python's lz4_encode_old_kafka/lz4_decode_old_kafka compute Kafka's magic-0 header
     checksum with xxhash; its lz4 frame codec itself is not installed, so feed it our frame."""
@@ -565,6 +575,7 @@ def ours_records(raw: bytes):
     return [r for b in iter_batches(raw) for r in b.records()]
 
 
+@pytest.mark.req("LEGACY-16")
 def test_disagreement_v1_wrapper_offset_below_last_inner_offset():
     inner = b"".join(encode_message(o, 1, None, b"m", timestamp=5) for o in (0, 1, 2))
     raw = encode_message(1, 1, None, compress(Compression.GZIP, inner), timestamp=5,
@@ -577,6 +588,7 @@ def test_disagreement_v1_wrapper_offset_below_last_inner_offset():
     assert [r.offset for b in kp_batches(raw) for r in b] == [0, 1, 2]
 
 
+@pytest.mark.req("REC-4")
 def test_disagreement_record_attributes_byte():
     # record attributes is an int8; kafka-python decodes it as a varint
     raw = v2_raw(record(b"\x80", encode_varlong(3), vi(0), vi(-1), vi(1) + b"v", vi(0)), 1)
@@ -586,6 +598,7 @@ def test_disagreement_record_attributes_byte():
         kp_as_tuples(kp_batches(raw))
 
 
+@pytest.mark.req("VARINT-2")
 def test_disagreement_overlong_varint():
     # a 6-byte varint offsetDelta: Java's readVarint throws after 5 bytes; kafka-python reads it
     raw = v2_raw(record(b"\x00", encode_varlong(0), b"\x80" * 5 + b"\x00", vi(-1), vi(1) + b"v",
@@ -596,6 +609,7 @@ def test_disagreement_overlong_varint():
     assert [r.value for b in kp_batches(raw) for r in b] == [b"v"]
 
 
+@pytest.mark.req("REC-1")
 def test_disagreement_non_utf8_header_key():
     # Java reads header keys as UTF-8 with replacement; we keep the bytes; kafka-python raises
     raw = v2_raw(record(b"\x00", encode_varlong(0), vi(0), vi(-1), vi(1) + b"v", vi(1),
@@ -606,6 +620,7 @@ def test_disagreement_non_utf8_header_key():
         kp_as_tuples(kp_batches(raw))
 
 
+@pytest.mark.req("CTRL-2")
 def test_disagreement_short_control_key():
     # a 2-byte control key: we decode the record and parse_control_key raises
     # invalid_control_record; kafka-python's ControlRecord raises a bare struct.error
@@ -621,6 +636,7 @@ def test_disagreement_short_control_key():
         kp_as_tuples(kp_batches(raw))
 
 
+@pytest.mark.req("BATCH-7", "BATCH-8")
 def test_disagreement_record_count_edge_cases():
     # negative count: Kafka rejects; kafka-python yields nothing
     raw = v2_raw(b"", -1)

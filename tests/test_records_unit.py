@@ -162,6 +162,7 @@ VARLONG_EXTRA = [(17179869184, "808080808001"), (2199023255552, "80808080808001"
 UNSIGNED_VECTORS = [(-1, "ffffffff0f"), (8192, "8040"), (INT_MIN, "8080808008")]
 
 
+@pytest.mark.req("VARINT-1", "VARINT-4")
 @pytest.mark.parametrize(("value", "hexed"), VARINT_VECTORS)
 def test_varint_vectors(value, hexed):
     raw = bytes.fromhex(hexed)
@@ -172,6 +173,7 @@ def test_varint_vectors(value, hexed):
     assert decode_varint(b"\xaa" + raw + b"\xbb", 1) == (value, 1 + len(raw))
 
 
+@pytest.mark.req("VARINT-1", "VARINT-4")
 @pytest.mark.parametrize(("value", "hexed"), VARINT_VECTORS + VARLONG_EXTRA)
 def test_varlong_vectors(value, hexed):
     raw = bytes.fromhex(hexed)
@@ -188,6 +190,7 @@ def test_unsigned_varint_vectors(value, hexed):
     assert decode_unsigned_varint(raw, 0) == (value & 0xFFFFFFFF, len(raw))
 
 
+@pytest.mark.req("VARINT-3")
 @pytest.mark.parametrize(
     ("raw", "value"),
     [
@@ -202,12 +205,14 @@ def test_non_minimal_varints_are_accepted(raw, value):
     assert decode_varint(bytes.fromhex(raw), 0) == (value, len(raw) // 2)
 
 
+@pytest.mark.req("VARINT-3")
 def test_non_minimal_varlong_is_accepted():
     assert decode_varlong(bytes.fromhex("80808000"), 0) == (0, 4)
     # bits above 63 carried by the 10th byte are dropped
     assert decode_varlong(b"\xfe" + b"\xff" * 8 + b"\x7f", 0) == (2**63 - 1, 10)
 
 
+@pytest.mark.req("VARINT-1")
 def test_varlong_extremes_take_ten_bytes():
     for value in (2**63 - 1, -(2**63)):
         raw = encode_varlong(value)
@@ -223,6 +228,7 @@ def test_encoders_refuse_out_of_range_values():
         encode_varlong(2**63)
 
 
+@pytest.mark.req("VARINT-2")
 @pytest.mark.parametrize(
     "raw",
     [
@@ -237,12 +243,14 @@ def test_invalid_varint(raw):
     expect(Category.INVALID_RECORD, decode_unsigned_varint, bytes.fromhex(raw), 0)
 
 
+@pytest.mark.req("VARINT-2")
 def test_invalid_varlong_past_ten_bytes():
     # testInvalidVarlong: 10 continuation bytes then a terminator = 11 bytes
     expect(Category.INVALID_RECORD, decode_varlong, b"\xff" * 10 + b"\x01", 0)
     expect(Category.INVALID_RECORD, decode_varlong, b"\x80" * 11, 0)
 
 
+@pytest.mark.req("VARINT-5")
 @pytest.mark.parametrize("fn", [decode_varint, decode_varlong, decode_unsigned_varint])
 def test_truncated_varint(fn):
     expect(Category.INVALID_RECORD, fn, b"\x80\x80", 0)
@@ -255,11 +263,13 @@ def test_truncated_varint(fn):
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("BATCH-3")
 def test_crc32c_vector():
     assert crc32c(b"Some String") == 608512271  # Crc32CTest#testValue
     assert crc32c(b"123456789") == 0xE3069283  # the Castagnoli check value
 
 
+@pytest.mark.req("LEGACY-3")
 def test_crc32_is_ieee_not_castagnoli():
     assert crc32(b"123456789") == 0xCBF43926
     assert crc32(b"Some String") != crc32c(b"Some String")
@@ -270,6 +280,7 @@ def test_crc32_is_ieee_not_castagnoli():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("BATCH-1", "BATCH-8")
 def test_write_empty_header():
     raw = build_record_batch(
         [], base_offset=15, producer_id=23423, producer_epoch=145, base_sequence=7,
@@ -290,6 +301,7 @@ def test_write_empty_header():
     assert batch.timestamp_type is TimestampType.CREATE_TIME
 
 
+@pytest.mark.req("BATCH-8")
 def test_empty_batch_is_not_decompressed():
     # BATCH-8: count 0 with codec bits set and bytes that are no gzip stream
     batch = read_batch(v2_batch(b"not gzip at all", 0, attributes=int(Compression.GZIP)))
@@ -297,6 +309,7 @@ def test_empty_batch_is_not_decompressed():
     assert batch.records() == []
 
 
+@pytest.mark.req("BATCH-5", "BATCH-6", "BATCH-8")
 def test_empty_batch_keeps_offset_span_and_ignores_payload():
     # compaction can leave a 61-byte header whose lastOffsetDelta still spans the old records;
     # with count 0 the bytes after the header are not looked at (RecordIterator)
@@ -308,6 +321,7 @@ def test_empty_batch_keeps_offset_span_and_ignores_payload():
     assert batch.last_sequence == 13
 
 
+@pytest.mark.req("BATCH-1", "BATCH-6", "BATCH-13", "REC-1", "REC-5", "REC-12", "COMP-2")
 @pytest.mark.parametrize("codec", CODECS)
 def test_build_default_record_batch_with_producer_id(codec):
     raw = build_record_batch(
@@ -335,6 +349,7 @@ def test_build_default_record_batch_with_producer_id(codec):
     assert [r.timestamp_delta for r in records] == [0, 5, 2]
 
 
+@pytest.mark.req("BATCH-6")
 def test_build_without_producer_id_has_no_sequences():
     batch = read_batch(build_record_batch(SAMPLE))
     assert (batch.producer_id, batch.producer_epoch, batch.base_sequence) == (-1, -1, -1)
@@ -343,6 +358,7 @@ def test_build_without_producer_id_has_no_sequences():
     assert batch.partition_leader_epoch == -1
 
 
+@pytest.mark.req("BATCH-6")
 def test_sequence_wrap_around():
     raw = build_record_batch(
         SAMPLE, producer_id=23423, producer_epoch=145, base_sequence=INT_MAX - 1
@@ -352,6 +368,7 @@ def test_sequence_wrap_around():
     assert batch.last_sequence == 0
 
 
+@pytest.mark.req("BATCH-6")
 @pytest.mark.parametrize(
     ("base", "delta", "expected"),
     [(10, 5, 15), (INT_MAX, 1, 0), (INT_MAX - 1, 2, 0), (INT_MAX - 5, 10, 4), (0, 0, 0)],
@@ -360,6 +377,7 @@ def test_increment_sequence(base, delta, expected):
     assert increment_sequence(base, delta) == expected
 
 
+@pytest.mark.req("BATCH-2", "FRAME-3")
 def test_invalid_record_size():
     # DefaultRecordBatchTest#testInvalidRecordSize: batchLength = 10
     raw = build_record_batch(SAMPLE)
@@ -372,6 +390,7 @@ def test_invalid_record_size():
     expect(Category.INVALID_BATCH_SIZE, batch.ensure_valid)
 
 
+@pytest.mark.req("BATCH-2", "ERR-4")
 def test_batch_shorter_than_header():
     raw = build_record_batch(SAMPLE, base_offset=77)
     short = patch(raw[:40], ">i", 8, 28, fix_crc=False)  # a whole 40-byte entry with magic 2
@@ -382,6 +401,7 @@ def test_batch_shorter_than_header():
     assert (err.position, err.offset) == (len(raw), 77)
 
 
+@pytest.mark.req("BATCH-3", "BATCH-4")
 def test_invalid_crc():
     # DefaultRecordBatchTest#testInvalidCrc: lastOffsetDelta changed after writing
     raw = build_record_batch(SAMPLE)
@@ -392,6 +412,7 @@ def test_invalid_crc():
     assert err.position == 0 and err.offset == 0
 
 
+@pytest.mark.req("BATCH-3")
 @pytest.mark.parametrize("codec", CODECS)
 def test_set_partition_leader_epoch_and_base_offset_keep_batch_valid(codec):
     raw = build_record_batch(SAMPLE, compression=codec)
@@ -408,6 +429,7 @@ def test_set_partition_leader_epoch_and_base_offset_keep_batch_valid(codec):
     assert [r.offset for r in batch.records()] == [498, 499, 500]
 
 
+@pytest.mark.req("BATCH-4", "BATCH-11")
 @pytest.mark.parametrize("codec", CODECS)
 def test_set_max_timestamp_log_append_time(codec):
     raw = build_record_batch(SAMPLE, compression=codec)
@@ -434,6 +456,7 @@ def test_set_no_timestamp_type_not_allowed():
         build_record_batch(SAMPLE, timestamp_type=TimestampType.NO_TIMESTAMP_TYPE)
 
 
+@pytest.mark.req("BATCH-11", "BATCH-13")
 def test_builder_log_append_time():
     raw = build_record_batch(
         SAMPLE, timestamp_type=TimestampType.LOG_APPEND_TIME, log_append_time=9_999
@@ -443,6 +466,7 @@ def test_builder_log_append_time():
     assert [r.timestamp for r in batch.records()] == [9_999] * 3
 
 
+@pytest.mark.req("REC-10", "ERR-3")
 @pytest.mark.parametrize("codec", CODECS)
 @pytest.mark.parametrize("wrong_count", [2, 4, 100])
 def test_record_count_mismatch(codec, wrong_count):
@@ -454,6 +478,7 @@ def test_record_count_mismatch(codec, wrong_count):
     assert err.position == 0 and err.offset == 0
 
 
+@pytest.mark.req("BATCH-7")
 @pytest.mark.parametrize("codec", CODECS)
 def test_negative_record_count(codec):
     raw = build_record_batch(SAMPLE, compression=codec)
@@ -462,6 +487,7 @@ def test_negative_record_count(codec):
     expect(Category.INVALID_RECORD, batch.records)
 
 
+@pytest.mark.req("REC-10", "ERR-3", "ERR-4")
 def test_record_count_mismatch_with_trailing_records_in_file():
     # the count error is reported at the batch's own position, not the file's start
     good = build_record_batch(SAMPLE)
@@ -472,12 +498,14 @@ def test_record_count_mismatch_with_trailing_records_in_file():
     assert err.position == len(good) and err.offset == 3
 
 
+@pytest.mark.req("REC-6")
 def test_null_key_and_value_round_trip():
     records = [SimpleRecord(None, key=None, timestamp=5), SimpleRecord(b"", key=b"", timestamp=6)]
     decoded = read_batch(build_record_batch(records)).records()
     assert [(r.key, r.value) for r in decoded] == [(None, None), (b"", b"")]
 
 
+@pytest.mark.req("REC-6")
 def test_any_negative_length_reads_as_null():
     # keyLength / valueLength: any negative value reads as null (DefaultRecord.readFrom)
     fields = [b"\x00", encode_varlong(0), vi(0), vi(-5), vi(-2), vi(0)]
@@ -485,6 +513,7 @@ def test_any_negative_length_reads_as_null():
     assert record.key is None and record.value is None
 
 
+@pytest.mark.req("REC-1", "REC-6")
 def test_header_with_null_value_and_utf8_key():
     header = Header("ключ".encode(), None)
     [record] = read_batch(build_record_batch([SimpleRecord(b"v", headers=(header,))])).records()
@@ -510,6 +539,7 @@ DEFAULT_RECORD_CASES = {
 }  # fmt: skip
 
 
+@pytest.mark.req("REC-2", "REC-7", "REC-8", "REC-9", "VARINT-2", "VARINT-5", "ERR-3", "ERR-4")
 @pytest.mark.parametrize("case", sorted(DEFAULT_RECORD_CASES))
 @pytest.mark.parametrize("codec", [Compression.NONE, Compression.GZIP])
 def test_malformed_record(case, codec):
@@ -524,6 +554,7 @@ def test_malformed_record(case, codec):
     assert err.position == len(prefix) and err.offset == 3
 
 
+@pytest.mark.req("REC-3")
 @pytest.mark.parametrize("delta", [-1, 1, 5])
 def test_record_length_mismatch(delta):
     fields = good_record_fields()
@@ -536,10 +567,12 @@ def test_record_length_mismatch(delta):
     assert (record.key, record.value) == (b"k", b"v")
 
 
+@pytest.mark.req("REC-2")
 def test_negative_record_length():
     expect(Category.INVALID_RECORD, read_batch(v2_batch(vi(-3) + b"\x00" * 8, 1)).records)
 
 
+@pytest.mark.req("REC-5", "REC-11")
 def test_record_offsets_from_deltas_with_gaps():
     records = [SimpleRecord(b"a", timestamp=1, offset_delta=0),
                SimpleRecord(b"b", timestamp=2, offset_delta=7),
@@ -549,6 +582,7 @@ def test_record_offsets_from_deltas_with_gaps():
     assert [r.offset for r in batch.records()] == [40, 47, 49]
 
 
+@pytest.mark.req("REC-4")
 def test_record_attributes_byte_is_not_a_varint():
     # record attributes is an int8: 0x80 must not be read as the start of a varint
     fields = [b"\x80", encode_varlong(3), vi(0), vi(-1), vi(1) + b"v", vi(0)]
@@ -556,6 +590,7 @@ def test_record_attributes_byte_is_not_a_varint():
     assert record.attributes == 0x80 and record.timestamp == 13 and record.value == b"v"
 
 
+@pytest.mark.req("BATCH-9")
 def test_attribute_flags_and_high_byte_ignored():
     raw = build_record_batch(SAMPLE, is_transactional=True, producer_id=1, producer_epoch=0,
                              base_sequence=0)  # fmt: skip
@@ -568,6 +603,7 @@ def test_attribute_flags_and_high_byte_ignored():
     assert high.records() == batch.records()
 
 
+@pytest.mark.req("BATCH-12")
 def test_delete_horizon_bit():
     raw = build_record_batch(SAMPLE, delete_horizon_ms=500)
     batch = read_batch(raw)
@@ -580,11 +616,13 @@ def test_delete_horizon_bit():
     assert not plain.has_delete_horizon and plain.delete_horizon_ms is None
 
 
+@pytest.mark.req("BATCH-8", "BATCH-12")
 def test_empty_batch_with_delete_horizon():
     batch = read_batch(build_record_batch([], delete_horizon_ms=77))
     assert batch.has_delete_horizon and batch.delete_horizon_ms == 77 and batch.records() == []
 
 
+@pytest.mark.req("BATCH-10")
 @pytest.mark.parametrize("codec_id", [5, 6, 7])
 def test_v2_unknown_codec_ids(codec_id):
     raw = build_record_batch(SAMPLE)
@@ -594,6 +632,7 @@ def test_v2_unknown_codec_ids(codec_id):
     assert err.position == 0
 
 
+@pytest.mark.req("BATCH-1", "REC-1")
 def test_v2_batch_size_in_bytes_uncompressed():
     # testSizeInBytes: 61 + the encoded records
     raw = build_record_batch(SAMPLE)
@@ -614,6 +653,7 @@ def test_v2_batch_size_in_bytes_uncompressed():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("CTRL-1", "CTRL-10")
 @pytest.mark.parametrize("kind", [ControlRecordType.COMMIT, ControlRecordType.ABORT])
 def test_read_and_write_control_batch(kind):
     raw = build_control_batch(
@@ -634,6 +674,7 @@ def test_read_and_write_control_batch(kind):
     assert marker.control_type is kind and marker.coordinator_epoch == 15
 
 
+@pytest.mark.req("CTRL-9")
 def test_non_marker_control_batch():
     raw = build_control_batch(
         ControlRecordType.LEADER_CHANGE, producer_id=-1, producer_epoch=-1, value=b"\x00\x01"
@@ -645,29 +686,35 @@ def test_non_marker_control_batch():
     expect(Category.INVALID_CONTROL_RECORD, parse_end_txn_marker, record.key, record.value)
 
 
+@pytest.mark.req("CTRL-2")
 @pytest.mark.parametrize("key", [None, b"", b"\x00", b"\x00\x00\x01"])
 def test_control_key_too_short(key):
     expect(Category.INVALID_CONTROL_RECORD, parse_control_key, key)
 
 
+@pytest.mark.req("CTRL-3")
 def test_control_key_negative_version():
     expect(Category.INVALID_CONTROL_RECORD, parse_control_key, struct.pack(">hh", -1, 1))
 
 
+@pytest.mark.req("CTRL-4")
 def test_control_key_higher_version_reads_as_version_zero():
     assert parse_control_key(struct.pack(">hh", 3, 1) + b"extra") is ControlRecordType.COMMIT
 
 
+@pytest.mark.req("CTRL-5")
 @pytest.mark.parametrize("type_id", [-2, 7, 100, 32767])
 def test_control_key_unknown_type(type_id):
     assert parse_control_key(struct.pack(">hh", 0, type_id)) is ControlRecordType.UNKNOWN
 
 
+@pytest.mark.req("CTRL-1", "CTRL-5")
 @pytest.mark.parametrize("type_id", range(7))
 def test_control_type_ids(type_id):
     assert int(parse_control_key(struct.pack(">hh", 0, type_id))) == type_id
 
 
+@pytest.mark.req("CTRL-6", "CTRL-7", "CTRL-8")
 def test_end_txn_marker_value_rules():
     key = struct.pack(">hh", 0, 0)
     for value in (None, b"", b"\x00\x00\x00\x00\x01"):
@@ -682,6 +729,7 @@ def test_end_txn_marker_value_rules():
 # --------------------------------------------------------------------------------------
 
 
+@pytest.mark.req("LEGACY-1", "LEGACY-3", "LEGACY-6")
 def test_legacy_v0_layout_and_crc():
     raw = encode_message(7, 0, b"key", b"value")
     assert len(raw) == 12 + 14 + 3 + 5
@@ -698,6 +746,7 @@ def test_legacy_v0_layout_and_crc():
     assert (record.offset, record.timestamp, record.key, record.value) == (7, -1, b"key", b"value")
 
 
+@pytest.mark.req("LEGACY-1", "LEGACY-3", "LEGACY-6", "LEGACY-7")
 def test_legacy_v1_layout_and_crc():
     raw = encode_message(9, 1, None, b"value", timestamp=1_234_567, attributes=0x08)
     assert len(raw) == 12 + 22 + 5
@@ -712,6 +761,7 @@ def test_legacy_v1_layout_and_crc():
     assert batch.key is None and batch.value == b"value"
 
 
+@pytest.mark.req("LEGACY-7")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_legacy_batch_reports_v2_sentinels(magic):
     batch = read_batch(encode_message(3, magic, b"k", b"v", timestamp=5 if magic else -1))
@@ -722,6 +772,7 @@ def test_legacy_batch_reports_v2_sentinels(magic):
     assert batch.next_offset == 4
 
 
+@pytest.mark.req("LEGACY-4")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_legacy_crc_mismatch(magic):
     raw = bytearray(encode_message(3, magic, b"k", b"value", timestamp=5 if magic else -1))
@@ -732,13 +783,18 @@ def test_legacy_crc_mismatch(magic):
     assert err.offset == 3 and err.position == 0
 
 
+@pytest.mark.req("LEGACY-2", "ERR-4")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_legacy_message_below_overhead(magic):
     raw = encode_message(0, magic, None, None)
-    bad = struct.pack(">qi", 0, (14 if magic == 0 else 22) - 1) + raw[12:-1]
-    expect(Category.INVALID_BATCH_SIZE, read_batch, bad)
+    bad = struct.pack(">qi", 6, (14 if magic == 0 else 22) - 1) + raw[12:-1]
+    err = expect(Category.INVALID_BATCH_SIZE, read_batch, bad)
+    # magic 0's overhead is the framing minimum itself (no offset); a magic 1 message of
+    # 14..21 bytes passed the framing checks, so its offset field is reported (ERR-4)
+    assert (err.position, err.offset) == (0, None if magic == 0 else 6)
 
 
+@pytest.mark.req("LEGACY-13", "LEGACY-14", "LEGACY-18")
 @pytest.mark.parametrize("magic", [0, 1])
 @pytest.mark.parametrize("codec", LEGACY_CODECS)
 def test_legacy_message_set_round_trip(magic, codec):
@@ -789,6 +845,7 @@ def wrapper_message(
     )  # fmt: skip
 
 
+@pytest.mark.req("LEGACY-14")
 def test_v1_wrapper_relative_offsets():
     batch = read_batch(wrapper_message(1, 50, [0, 1, 2]))
     assert [r.offset for r in batch.records()] == [48, 49, 50]
@@ -797,12 +854,14 @@ def test_v1_wrapper_relative_offsets():
     assert [r.offset for r in batch.records()] == [41, 45, 50]
 
 
+@pytest.mark.req("LEGACY-15")
 def test_v1_wrapper_offset_zero_uses_inner_offsets_as_is():
     # AbstractLegacyRecordBatchTest#testIterateCompressedRecordWithWrapperOffsetZero
     batch = read_batch(wrapper_message(1, 0, [5, 6, 7]))
     assert [r.offset for r in batch.records()] == [5, 6, 7]
 
 
+@pytest.mark.req("LEGACY-16")
 def test_v1_wrapper_offset_below_last_inner_offset():
     # AbstractLegacyRecordBatchTest#testInvalidWrapperOffsetV1
     batch = read_batch(wrapper_message(1, 1, [0, 1, 2]))
@@ -810,11 +869,13 @@ def test_v1_wrapper_offset_below_last_inner_offset():
     assert err.offset == 1 and err.position == 0
 
 
+@pytest.mark.req("LEGACY-13")
 def test_v0_wrapper_inner_offsets_are_absolute():
     batch = read_batch(wrapper_message(0, 7, [5, 6, 7]))
     assert [r.offset for r in batch.records()] == [5, 6, 7]
 
 
+@pytest.mark.req("LEGACY-17")
 def test_v1_log_append_time_wrapper_stamps_inner_records():
     raw = wrapper_message(1, 2, [0, 1, 2], wrapper_attributes=int(Compression.GZIP) | 0x08,
                           timestamp=777)  # fmt: skip
@@ -825,6 +886,7 @@ def test_v1_log_append_time_wrapper_stamps_inner_records():
     assert [r.timestamp for r in create.records()] == [777, 778, 779]
 
 
+@pytest.mark.req("LEGACY-8")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_zstd_below_magic_2(magic):
     raw = wrapper_message(magic, 2, [0, 1, 2], codec=Compression.ZSTD)
@@ -836,6 +898,7 @@ def test_zstd_below_magic_2(magic):
         build_legacy_message_set(SAMPLE, magic=magic, compression=Compression.ZSTD)
 
 
+@pytest.mark.req("LEGACY-8")
 @pytest.mark.parametrize("magic", [0, 1])
 @pytest.mark.parametrize("codec_id", [5, 6, 7])
 def test_legacy_unknown_codec_ids(magic, codec_id):
@@ -843,18 +906,21 @@ def test_legacy_unknown_codec_ids(magic, codec_id):
     expect(Category.UNSUPPORTED_COMPRESSION, read_batch(raw).records)
 
 
+@pytest.mark.req("LEGACY-12")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_inner_message_compressed(magic):
     raw = wrapper_message(magic, 2, [0, 1, 2], inner_attributes=int(Compression.GZIP))
     expect(Category.INVALID_RECORD, read_batch(raw).records)
 
 
+@pytest.mark.req("LEGACY-9")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_wrapper_with_null_value(magic):
     raw = encode_message(3, magic, None, None, timestamp=1 if magic else -1, attributes=1)
     expect(Category.INVALID_RECORD, read_batch(raw).records)
 
 
+@pytest.mark.req("LEGACY-9")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_wrapper_with_no_inner_messages(magic):
     raw = encode_message(
@@ -863,6 +929,7 @@ def test_wrapper_with_no_inner_messages(magic):
     expect(Category.INVALID_RECORD, read_batch(raw).records)
 
 
+@pytest.mark.req("LEGACY-11")
 def test_wrapper_partial_trailing_inner_entry_ends_stream():
     inner = b"".join(encode_message(o, 0, None, b"x") for o in (0, 1))
     inner += encode_message(2, 0, None, b"cut")[:-2]
@@ -870,6 +937,7 @@ def test_wrapper_partial_trailing_inner_entry_ends_stream():
     assert [r.offset for r in read_batch(raw).records()] == [0, 1]
 
 
+@pytest.mark.req("LEGACY-19", "ERR-3", "ERR-4")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_wrapper_inner_crc_is_checked(magic):
     inner = bytearray(encode_message(0, magic, None, b"payload", timestamp=1 if magic else -1))
@@ -891,11 +959,13 @@ def test_wrapper_inner_crc_is_checked(magic):
 PAYLOAD = b"".join(b"kafka record %06d|" % i for i in range(5000))
 
 
+@pytest.mark.req("COMP-1")
 @pytest.mark.parametrize("codec", CODECS)
 def test_codec_round_trip(codec):
     assert decompress(codec, compress(codec, PAYLOAD)) == PAYLOAD
 
 
+@pytest.mark.req("COMP-5")
 def test_gzip_concatenated_members():
     assert decompress(Compression.GZIP, compress(Compression.GZIP, b"ab") +
                       compress(Compression.GZIP, b"cd")) == b"abcd"  # fmt: skip
@@ -904,6 +974,7 @@ def test_gzip_concatenated_members():
 GZ = compress(Compression.GZIP, b"hello")
 
 
+@pytest.mark.req("COMP-5")
 @pytest.mark.parametrize(
     "tail",
     [
@@ -923,6 +994,7 @@ def test_gzip_bytes_after_a_member_that_are_no_member_header_end_the_stream(tail
     assert decompress(Compression.GZIP, GZ + tail) == b"hello"
 
 
+@pytest.mark.req("COMP-4", "COMP-5")
 def test_gzip_following_member_with_a_valid_header_is_decoded():
     named = zlib.compressobj(wbits=31)
     second = named.compress(b" world") + named.flush()
@@ -937,23 +1009,27 @@ def test_gzip_following_member_with_a_valid_header_is_decoded():
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.GZIP, b"\x1f\x8b\x07" * 9)
 
 
+@pytest.mark.req("COMP-6")
 def test_xerial_header_without_blocks_is_empty():
     # COMP-6: at least 16 bytes with the magic is xerial, even with no block after the header
     assert decompress(Compression.SNAPPY, xerial_snappy_frame(b"")) == b""
     assert len(xerial_snappy_frame(b"")) == 16
 
 
+@pytest.mark.req("COMP-15")
 def test_zstd_concatenated_frames():
     data = zstandard.ZstdCompressor().compress(b"ab") + bytes(cramjam.zstd.compress(b"cd"))
     assert decompress(Compression.ZSTD, data) == b"abcd"
 
 
+@pytest.mark.req("COMP-14")
 def test_lz4_frame_header_is_kafkas():
     frame = kafka_lz4_frame(PAYLOAD)
     assert frame[:4] == b"\x04\x22\x4d\x18" and frame[4] == 0x60 and frame[5] == 0x40
     assert frame[-4:] == b"\x00\x00\x00\x00"
 
 
+@pytest.mark.req("COMP-11", "COMP-12")
 def test_lz4_magic0_header_checksum_quirk():
     frame0 = kafka_lz4_frame(PAYLOAD, magic=0)
     frame1 = kafka_lz4_frame(PAYLOAD, magic=1)
@@ -986,11 +1062,13 @@ def lz4_frame_with_checksums(content: bytes, block_checksum: int | None = None) 
             + struct.pack("<I", xxhash.xxh32_intdigest(content, seed=0)))  # fmt: skip
 
 
+@pytest.mark.req("COMP-13")
 def test_lz4_frame_with_content_size_and_checksums():
     content = b"hello lz4 " * 100
     assert decompress(Compression.LZ4, lz4_frame_with_checksums(content)) == content
 
 
+@pytest.mark.req("COMP-4")
 def test_lz4_block_checksum_is_verified():
     content = b"hello lz4 " * 100
     good = lz4_frame_with_checksums(content)
@@ -1000,6 +1078,7 @@ def test_lz4_block_checksum_is_verified():
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, good[: block_end + 2])
 
 
+@pytest.mark.req("COMP-10")
 @pytest.mark.parametrize("flg", [0x40, 0x61, 0xA0, 0x20])
 def test_lz4_frame_unsupported_flags(flg):
     frame = bytearray(kafka_lz4_frame(PAYLOAD))
@@ -1008,6 +1087,7 @@ def test_lz4_frame_unsupported_flags(flg):
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, bytes(frame))
 
 
+@pytest.mark.req("COMP-4", "COMP-13")
 def test_lz4_uncompressed_block():
     content = bytes(range(256)) * 3
     frame = kafka_lz4_frame(b"")[:7] + struct.pack("<I", len(content) | 0x80000000) + content
@@ -1015,6 +1095,7 @@ def test_lz4_uncompressed_block():
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, frame)  # no end mark
 
 
+@pytest.mark.req("COMP-9")
 def test_xerial_snappy_header():
     frame = xerial_snappy_frame(PAYLOAD)
     assert frame[:8] == XERIAL_MAGIC == b"\x82SNAPPY\x00"
@@ -1022,11 +1103,13 @@ def test_xerial_snappy_header():
     assert compress(Compression.SNAPPY, PAYLOAD)[:16] == frame[:16]
 
 
+@pytest.mark.req("COMP-6", "COMP-7")
 @pytest.mark.parametrize("block_size", [1, 7, 1000, 32 * 1024, 100_000, 10**7])
 def test_xerial_snappy_any_block_size(block_size):
     assert decompress(Compression.SNAPPY, xerial_snappy_frame(PAYLOAD, block_size)) == PAYLOAD
 
 
+@pytest.mark.req("COMP-7")
 @pytest.mark.parametrize(
     "fields", [(0, 0), (1, 0), (-1, -1), (0x01000000, 0x01000000), (2, 1)]
 )  # zero, little-endian 1 (redpanda), garbage
@@ -1036,6 +1119,7 @@ def test_xerial_snappy_odd_version_fields(fields):
     assert decompress(Compression.SNAPPY, bytes(frame)) == PAYLOAD
 
 
+@pytest.mark.req("COMP-8")
 def test_raw_snappy():
     raw = bytes(cramjam.snappy.compress_raw(PAYLOAD))
     assert not raw.startswith(XERIAL_MAGIC)
@@ -1046,23 +1130,27 @@ def test_raw_snappy():
     assert [r.value for r in batch.records()] == [b"v0"]
 
 
+@pytest.mark.req("COMP-4")
 def test_xerial_snappy_truncated():
     frame = xerial_snappy_frame(PAYLOAD)
     for cut in (10, 18, len(frame) - 3):
         expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.SNAPPY, frame[:cut])
 
 
+@pytest.mark.req("COMP-4")
 @pytest.mark.parametrize("codec", COMPRESSED)
 def test_truncated_compressed_stream(codec):
     data = compress(codec, PAYLOAD)
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, codec, data[: len(data) // 2])
 
 
+@pytest.mark.req("COMP-4")
 @pytest.mark.parametrize("codec", COMPRESSED)
 def test_garbage_compressed_stream(codec):
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, codec, b"\x00\x11garbage" * 4)
 
 
+@pytest.mark.req("COMP-3")
 @pytest.mark.parametrize("codec", COMPRESSED)
 def test_decompression_limit_is_exact(codec):
     data = compress(codec, PAYLOAD)
@@ -1153,6 +1241,7 @@ def run_bombs(limit: int) -> dict:
     return results
 
 
+@pytest.mark.req("COMP-3")
 def test_decompression_bombs_stay_bounded():
     # each codec in its own process: 50 MB of zeros, a 1 MiB limit
     results = run_bombs(2**20)
@@ -1164,6 +1253,7 @@ def test_decompression_bombs_stay_bounded():
         assert result["rss_growth_kib"] < 24 * 1024, (name, result)
 
 
+@pytest.mark.req("COMP-3", "ERR-3")
 @pytest.mark.parametrize("codec", COMPRESSED)
 def test_bomb_inside_a_batch_is_reported_at_the_batch(codec):
     data = bytes(4 * 2**20)
@@ -1174,6 +1264,7 @@ def test_bomb_inside_a_batch_is_reported_at_the_batch(codec):
     assert len(batch.records()[0].value) == len(data)  # the default limit lets it through
 
 
+@pytest.mark.req("COMP-3")
 @pytest.mark.parametrize("magic", [0, 1])
 def test_bomb_inside_a_legacy_wrapper(magic):
     records = [SimpleRecord(bytes(2**20), timestamp=1) for _ in range(3)]
@@ -1198,6 +1289,7 @@ def sample_log() -> bytes:
     )  # fmt: skip
 
 
+@pytest.mark.req("FRAME-1", "FRAME-5", "FRAME-7")
 def test_walk_mixed_magics():
     data = sample_log()
     scanner = iter_batches(data)
@@ -1213,6 +1305,7 @@ def test_walk_mixed_magics():
     assert [r.offset for b in batches for r in b.records()] == list(range(13))
 
 
+@pytest.mark.req("FRAME-2", "FRAME-7")
 @pytest.mark.parametrize("extra", [1, 5, 12, 16, 17])
 def test_short_tail_stops_quietly(extra):
     data = sample_log()
@@ -1222,6 +1315,7 @@ def test_short_tail_stops_quietly(extra):
     assert scanner.trailing_bytes == extra and scanner.valid_bytes == len(data)
 
 
+@pytest.mark.req("FRAME-3", "ERR-4")
 def test_eighteen_byte_tail_is_read():
     data = sample_log()
     tail = struct.pack(">qi", 99, 5) + b"\x00" * 6  # 18 bytes, size 5 < 14
@@ -1230,6 +1324,7 @@ def test_eighteen_byte_tail_is_read():
     assert err.offset is None  # a framing error carries no offset (ERR-4)
 
 
+@pytest.mark.req("FRAME-2", "FRAME-3", "FRAME-8")
 @pytest.mark.parametrize("zeros", [1, 17, 18, 100])
 def test_zero_tail(zeros):
     # FRAME-8: zeros are not an end marker; 17 or fewer end the scan, more are an error
@@ -1243,6 +1338,7 @@ def test_zero_tail(zeros):
         assert scanner.valid_bytes == len(data)
 
 
+@pytest.mark.req("FRAME-3", "ERR-4")
 @pytest.mark.parametrize("size", [-1, 0, 13, -(2**31)])
 def test_size_below_14(size):
     data = build_record_batch(SAMPLE)
@@ -1253,6 +1349,7 @@ def test_size_below_14(size):
     assert (err.position, err.offset) == (0, None)
 
 
+@pytest.mark.req("FRAME-4", "FRAME-7", "FRAME-10")
 def test_partial_last_entry_stops_quietly():
     data = sample_log()
     last = build_record_batch(SAMPLE, base_offset=13)
@@ -1268,6 +1365,7 @@ def test_partial_last_entry_stops_quietly():
     assert len(list(scanner)) == 7 and scanner.trailing_bytes == len(huge)
 
 
+@pytest.mark.req("FRAME-6")
 @pytest.mark.parametrize("magic", [3, 4, 127, 0x80, 0xFF])
 def test_unknown_magic(magic):
     data = sample_log()
@@ -1278,6 +1376,7 @@ def test_unknown_magic(magic):
     expect(Category.BAD_MAGIC, read_batch, bytes(bad))
 
 
+@pytest.mark.req("FRAME-10")
 def test_read_batch_short_buffer_and_position():
     expect(Category.TRUNCATED_BATCH, read_batch, b"\x00" * 16)
     data = sample_log()
@@ -1286,6 +1385,7 @@ def test_read_batch_short_buffer_and_position():
     assert second.position == first.size_in_bytes and second.magic == 1
 
 
+@pytest.mark.req("FRAME-1")
 def test_walk_start_and_end():
     data = sample_log()
     all_batches = list(iter_batches(data))
@@ -1295,6 +1395,7 @@ def test_walk_start_and_end():
     assert [b.position for b in middle] == [b.position for b in all_batches[2:5]]
 
 
+@pytest.mark.req("FRAME-1", "FRAME-4", "FRAME-7")
 def test_iter_file_batches_matches_iter_batches(tmp_path):
     # several MiB, so the 1 MiB read-ahead window moves, plus one batch larger than the window
     parts, offset, entries = [], 0, 0
@@ -1328,6 +1429,7 @@ def test_iter_file_batches_matches_iter_batches(tmp_path):
     assert [b.position for b in part] == [b.position for b in from_memory[3:9]]
 
 
+@pytest.mark.req("ERR-1", "ERR-3", "ERR-4")
 def test_file_errors_name_the_file(tmp_path):
     path = tmp_path / "00000000000000000042.log"
     good = build_record_batch(SAMPLE, base_offset=42)
@@ -1344,6 +1446,7 @@ def test_file_errors_name_the_file(tmp_path):
     assert err.to_dict()["category"] == "invalid_record"
 
 
+@pytest.mark.req("FRAME-1")
 def test_iter_file_batches_keeps_its_file_open(tmp_path):
     # the scanner must hold the file object: a collected handle closes its fd, and the
     # number can be reused by the next open() (here: a file of zeros)
@@ -1360,3 +1463,73 @@ def test_iter_file_batches_keeps_its_file_open(tmp_path):
         assert [b.last_offset for b in batches] == [2, 3, 4, 5, 8, 11, 12]
     finally:
         scanner.source.handle.close()
+
+
+@pytest.mark.req("REC-11", "BATCH-5")
+def test_offset_deltas_need_not_reach_last_offset_delta():
+    # REC-11: compaction may remove the last record; lastOffsetDelta keeps the old span
+    body = raw_record(*good_record_fields(value=b"a")) + raw_record(
+        b"\x00", encode_varlong(0), vi(2), vi(-1), vi(1) + b"b", vi(0)
+    )
+    batch = read_batch(v2_batch(body, 2, base_offset=10, last_offset_delta=5))
+    assert [r.offset for r in batch.records()] == [10, 12]
+    assert batch.last_offset == 15  # from the header (BATCH-5), not from the records
+
+
+@pytest.mark.req("LEGACY-5", "ERR-4")
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_key_or_value_running_past_the_message(magic):
+    ts = 1 if magic else -1
+    good = encode_message(4, magic, b"key", b"value", timestamp=ts)
+    key_at = 26 if magic else 18
+    for field_at, length in ((key_at, 100), (key_at + 7, 6)):  # key, then value length
+        bad = bytearray(good)
+        struct.pack_into(">i", bad, field_at, length)
+        err = expect(Category.INVALID_RECORD, read_batch, bytes(bad))
+        assert (err.position, err.offset) == (0, 4)
+    # negative lengths read as null
+    null = bytearray(good[:key_at]) + struct.pack(">i", -7) + struct.pack(">i", -2)
+    struct.pack_into(">i", null, 8, len(null) - 12)
+    message = read_batch(bytes(null))
+    assert message.key is None and message.value is None
+
+
+@pytest.mark.req("LEGACY-10", "ERR-3")
+@pytest.mark.parametrize("magic", [0, 1])
+def test_inner_entry_below_14_bytes(magic):
+    inner = encode_message(0, magic, None, b"x", timestamp=1 if magic else -1)
+    inner += struct.pack(">qi", 1, 5) + bytes(10)
+    raw = encode_message(1, magic, None, compress(Compression.GZIP, inner),
+                         timestamp=1 if magic else -1, attributes=1)  # fmt: skip
+    err = expect(Category.INVALID_BATCH_SIZE, read_batch(raw).records)
+    assert (err.position, err.offset) == (0, 1)  # the wrapper's
+
+
+@pytest.mark.req("LEGACY-9", "LEGACY-11")
+@pytest.mark.parametrize("magic", [0, 1])
+def test_wrapper_with_only_a_partial_inner_entry(magic):
+    inner = encode_message(0, magic, None, b"payload", timestamp=1 if magic else -1)[:-3]
+    raw = encode_message(0, magic, None, compress(Compression.GZIP, inner),
+                         timestamp=1 if magic else -1, attributes=1)  # fmt: skip
+    expect(Category.INVALID_RECORD, read_batch(raw).records)
+
+
+@pytest.mark.req("ERR-5")
+def test_error_order():
+    # ERR-5: framing, then magic, then the size of the magic, then the CRC, then the codec,
+    # then the records
+    raw = bytearray(build_record_batch(SAMPLE, base_offset=3))
+    short = struct.pack(">qi", 3, 10) + b"\x07" * 10  # size 10 and magic 7
+    expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(bytes(short))))
+    small = struct.pack(">qi", 3, 30) + b"\x00" * 4 + b"\x07" + bytes(25)  # magic 7, 42 bytes
+    expect(Category.BAD_MAGIC, lambda: list(iter_batches(small)))
+    small = small[:16] + b"\x02" + small[17:]  # magic 2 but below 61 bytes
+    expect(Category.INVALID_BATCH_SIZE, lambda: list(iter_batches(small)))
+    struct.pack_into(">h", raw, 21, 7)  # codec 7, CRC now wrong, records too many
+    struct.pack_into(">i", raw, 57, 9)
+    batch = read_batch(bytes(raw))
+    expect(Category.CRC_MISMATCH, batch.ensure_valid)
+    expect(Category.UNSUPPORTED_COMPRESSION, batch.records)
+    batch = read_batch(recrc(bytes(raw)))
+    batch.ensure_valid()
+    expect(Category.UNSUPPORTED_COMPRESSION, batch.records)
