@@ -135,7 +135,7 @@ types:
           expr: (_ & 0x07) <= 4
         doc: |
           Bit flags, decoded by the instances below. Kafka reads only the low
-          byte; bits 7-15 are unused. Codec ids 5-7 are invalid (BATCH-14).
+          byte; bits 7-15 are unused. Codec ids 5-7 are invalid (BATCH-10).
       - id: last_offset_delta
         -orig-id: lastOffsetDelta
         type: s4
@@ -213,8 +213,8 @@ types:
   record_set:
     doc: |
       The uncompressed records of a v2 batch: exactly `num_records` records
-      filling the batch. Too few bytes raise EOFError (REC-13); bytes left over
-      after the last record are rejected (REC-12).
+      filling the batch. Too few bytes raise EOFError (REC-10); bytes left over
+      after the last record are rejected (REC-10).
     params:
       - id: num_records
         type: s4
@@ -231,8 +231,8 @@ types:
           expr: _.length == 0
         if: num_records > 0
         doc: |
-          Must be empty (REC-12). An empty batch's bytes are not looked at
-          (BATCH-10).
+          Must be empty (REC-10). An empty batch's bytes are not looked at
+          (BATCH-8).
 
   record:
     doc: |
@@ -296,7 +296,7 @@ types:
         type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0 or not is_transaction_marker
-        doc: A transaction marker's value may not be null (CTRL-7).
+        doc: A transaction marker's value may not be null (CTRL-6).
       - id: value
         -orig-id: value
         size: len_value.value
@@ -436,7 +436,7 @@ types:
           expr: (_ & 0x07) <= 3
         doc: |
           Bits 0-2: codec, bit 3 (v1 only): timestamp type. Codec 4 (zstd) and
-          ids 5-7 are invalid below magic 2 (LEGACY-12).
+          ids 5-7 are invalid below magic 2 (LEGACY-8).
       - id: timestamp
         -orig-id: timestamp
         type: s8
@@ -454,7 +454,7 @@ types:
         type: s4
         valid:
           expr: _ >= 0 or (attributes & 0x07) == 0
-        doc: A compressed wrapper's value may not be null (LEGACY-13).
+        doc: A compressed wrapper's value may not be null (LEGACY-9).
       - id: value
         -orig-id: value
         size: len_value

@@ -17,11 +17,11 @@ doc: |
   Kafka preallocates the file (10 MiB by default) and trims it to its entries
   when the segment is rolled or closed, so an index left by a crash may end in
   zero-filled slots. Those parse here as entries (relative offset 0, position
-  0), as they count as entries when Kafka reopens the file (OIDX-13).
+  0), as they count as entries when Kafka reopens the file (OIDX-9).
 
   The checks of Kafka's OffsetIndex.sanityCheck are validations here: the file
-  size must be a multiple of 8 (OIDX-4) and the last entry's offset must not
-  be below the base offset (OIDX-5).
+  size must be a multiple of 8 (OIDX-2) and the last entry's offset must not
+  be below the base offset (OIDX-3).
 doc-ref:
   - spec/formats/offset-index.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/OffsetIndex.java
@@ -36,11 +36,11 @@ seq:
     size-eos: true
     valid:
       expr: _.length == 0
-    doc: Bytes after the last whole entry; there must be none (OIDX-4).
+    doc: Bytes after the last whole entry; there must be none (OIDX-2).
 instances:
   num_entries:
     value: _io.size / 8
-    doc: floor(file size / 8), zero-filled slots included (OIDX-13).
+    doc: floor(file size / 8), zero-filled slots included (OIDX-9).
 types:
   entry:
     seq:

@@ -17,12 +17,12 @@ doc: |
 
   Like the offset index, the file is preallocated (10485756 bytes by default,
   10 MiB rounded down to a multiple of 12) and trimmed at roll or close;
-  zero-filled slots after a crash parse as entries (TIDX-16).
+  zero-filled slots after a crash parse as entries (TIDX-11).
 
   The checks of Kafka's TimeIndex.sanityCheck are validations here: the file
-  size must be a multiple of 12 (TIDX-9), and the last entry's timestamp must
-  not be below the first's (TIDX-10) nor its offset below the base offset
-  (TIDX-11).
+  size must be a multiple of 12 (TIDX-5), and the last entry's timestamp must
+  not be below the first's (TIDX-6) nor its offset below the base offset
+  (TIDX-7).
 doc-ref:
   - spec/formats/time-index.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/TimeIndex.java
@@ -39,11 +39,11 @@ seq:
     size-eos: true
     valid:
       expr: _.length == 0
-    doc: Bytes after the last whole entry; there must be none (TIDX-9).
+    doc: Bytes after the last whole entry; there must be none (TIDX-5).
 instances:
   num_entries:
     value: _io.size / 12
-    doc: floor(file size / 12), zero-filled slots included (TIDX-16).
+    doc: floor(file size / 12), zero-filled slots included (TIDX-11).
 types:
   entry:
     seq:

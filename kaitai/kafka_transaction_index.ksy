@@ -13,7 +13,7 @@ doc: |
   strictly. Committed transactions are not recorded. The file is not
   preallocated and only exists once a segment has seen an abort.
 
-  A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-5).
+  A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-4).
 doc-ref:
   - spec/formats/transaction-index.md
   - https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/TransactionIndex.java
@@ -25,7 +25,7 @@ seq:
     repeat-expr: _io.size / 34
   - id: partial_entry
     size-eos: true
-    doc: Fewer than 34 bytes after the last whole entry, ignored (TXN-5).
+    doc: Fewer than 34 bytes after the last whole entry, ignored (TXN-4).
 types:
   aborted_txn:
     doc-ref: https://github.com/apache/kafka/blob/1eb7644349cb07139d6a3c1ad1986979647cac99/storage/src/main/java/org/apache/kafka/storage/internals/log/AbortedTxn.java
@@ -36,7 +36,7 @@ types:
         valid:
           max: 255
         doc: |
-          Written as the int16 0 (TXN-4). Kafka reads only the first byte
+          Written as the int16 0. Kafka reads only the first byte
           (`version_byte`) and rejects the entry when it is above 0 (TXN-2,
           TXN-3), which is exactly a value above 255 here.
       - id: producer_id

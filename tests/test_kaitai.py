@@ -11,6 +11,7 @@ stops or rejects (kaitai/README.md has the table).
 from __future__ import annotations
 
 import importlib
+import re
 import shutil
 import struct
 import subprocess
@@ -70,6 +71,15 @@ CORPUS_BATCHES = {"log": 157_716, "kraft_snapshot": 42, "bootstrap": 18}
 V2_HEADER_SIZE = 61
 INT32_MAX = 2**31 - 1
 MAX_REPORTED = 20
+REQUIREMENT_ID = re.compile(r"\b[A-Z]+-\d+\b")
+
+
+def with_req_marks(cases) -> list:
+    """Parametrize over case names, marking each with the requirement IDs its name cites."""
+    return [
+        pytest.param(name, id=name, marks=pytest.mark.req(*REQUIREMENT_ID.findall(name)))
+        for name in cases
+    ]
 
 
 def batch_file_kind(path: Path) -> str | None:
@@ -513,6 +523,7 @@ def test_generated_module_imports_as_package(module: str) -> None:
 # --- synthetic inputs: the specs against reference_impl's encoder ------------------------
 
 
+@pytest.mark.req("VARINT-1", "VARINT-2", "VARINT-3")
 def test_varint_vectors_from_kafka_bytesutilstest() -> None:
     varints = {
         0: "00", -1: "01", 1: "02", 63: "7e", -64: "7f", 64: "8001", -65: "8101",
@@ -537,6 +548,20 @@ def test_varint_vectors_from_kafka_bytesutilstest() -> None:
             decode(too_long, num_bits)
 
 
+@pytest.mark.req(
+    "FRAME-5",
+    "BATCH-5",
+    "BATCH-6",
+    "BATCH-11",
+    "BATCH-12",
+    "REC-5",
+    "REC-6",
+    "LEGACY-6",
+    "LEGACY-7",
+    "LEGACY-14",
+    "LEGACY-17",
+    "CTRL-1",
+)
 def test_synthetic_log_matches_reference() -> None:
     data = synthetic_log()
     check = CrossCheck()
@@ -562,6 +587,7 @@ def test_cross_check_reports_each_differing_field() -> None:
     assert check.mismatches[1].startswith("synthetic.log@0 record 0: key: reference b'k0'")
 
 
+@pytest.mark.req("FRAME-2", "FRAME-4", "FRAME-7")
 def test_torn_tail_raises_eof_where_kafka_stops() -> None:
     data = synthetic_log()
     for cut in (1, 11, len(data) - 16):
@@ -569,13 +595,14 @@ def test_torn_tail_raises_eof_where_kafka_stops() -> None:
         with pytest.raises(EOFError):
             KafkaLogSegment(KaitaiStream(BytesIO(torn)))
         scanner = iter_batches(torn)
-        list(scanner)  # Kafka's reader stops quietly (FRAME-3, FRAME-5)
+        list(scanner)  # Kafka's reader stops quietly (FRAME-2, FRAME-4)
         assert kaitai_valid_prefix(torn) == scanner.valid_bytes
 
 
+@pytest.mark.req("FRAME-3", "FRAME-8")
 def test_zero_filled_tail_fails_validation_like_kafka() -> None:
     data = synthetic_log() + bytes(64)
-    with pytest.raises(ValidationLessThanError):  # len_batch 0 < 14 (FRAME-4, FRAME-9)
+    with pytest.raises(ValidationLessThanError):  # len_batch 0 < 14 (FRAME-3, FRAME-8)
         KafkaLogSegment(KaitaiStream(BytesIO(data)))
     with pytest.raises(KafkaLogError) as reference:
         list(iter_batches(data))
@@ -583,6 +610,7 @@ def test_zero_filled_tail_fails_validation_like_kafka() -> None:
     assert kaitai_valid_prefix(data) == len(data) - 64
 
 
+@pytest.mark.req("FRAME-6")
 def test_unknown_magic_fails_validation() -> None:
     data = bytearray(synthetic_log())
     data[16] = 3
@@ -593,6 +621,7 @@ def test_unknown_magic_fails_validation() -> None:
     assert reference.value.category == Category.BAD_MAGIC
 
 
+@pytest.mark.req("REC-10")
 @pytest.mark.parametrize(("count_change", "error"), [(1, EOFError), (-1, ValidationFailedError)])
 def test_record_count_must_match_the_records(count_change: int, error: type) -> None:
     data = bytearray(synthetic_log())
@@ -626,7 +655,7 @@ def with_byte(entry: bytes, position: int, value: int) -> bytes:
 COMMIT_KEY = struct.pack(">hh", 0, ControlRecordType.COMMIT)
 # Damage that both readings reject, with the category reference_impl gives it.
 REJECTED = {
-    "codec id 5 in a v2 batch (BATCH-14)": (
+    "codec id 5 in a v2 batch (BATCH-10)": (
         with_codec_bits(build_record_batch([SimpleRecord(b"v")]), 5, attributes_at=22),
         Category.UNSUPPORTED_COMPRESSION,
     ),
@@ -634,11 +663,11 @@ REJECTED = {
         with_byte(build_record_batch([SimpleRecord(b"v")]), V2_HEADER_SIZE, 0x01),  # zigzag -1
         Category.INVALID_RECORD,
     ),
-    "zstd in a v0 message (LEGACY-12)": (
+    "zstd in a v0 message (LEGACY-8)": (
         with_codec_bits(encode_message(0, 0, None, b"v"), 4, attributes_at=17),
         Category.UNSUPPORTED_COMPRESSION,
     ),
-    "compressed wrapper with a null value (LEGACY-13)": (
+    "compressed wrapper with a null value (LEGACY-9)": (
         encode_message(0, 1, None, None, attributes=int(Compression.GZIP)),
         Category.INVALID_RECORD,
     ),
@@ -646,14 +675,14 @@ REJECTED = {
         build_record_batch([SimpleRecord(b"v", key=None)], is_control=True),
         Category.INVALID_CONTROL_RECORD,
     ),
-    "COMMIT marker with a null value (CTRL-7)": (
+    "COMMIT marker with a null value (CTRL-6)": (
         build_record_batch([SimpleRecord(None, key=COMMIT_KEY)], is_control=True),
         Category.INVALID_CONTROL_RECORD,
     ),
 }
 
 
-@pytest.mark.parametrize("case", REJECTED)
+@pytest.mark.parametrize("case", with_req_marks(REJECTED))
 def test_damage_rejected_by_both_readings(case: str) -> None:
     data, category = REJECTED[case]
     with pytest.raises(ValidationFailedError):
@@ -663,8 +692,9 @@ def test_damage_rejected_by_both_readings(case: str) -> None:
     assert reference.value.category == category
 
 
+@pytest.mark.req("BATCH-8")
 def test_empty_batch_bytes_are_not_looked_at() -> None:
-    """BATCH-10: a batch with recordsCount 0 has no records, whatever follows its header."""
+    """BATCH-8: a batch with recordsCount 0 has no records, whatever follows its header."""
     data = bytearray(build_record_batch([], base_offset=5) + b"junk")
     struct.pack_into(">i", data, 8, len(data) - 12)
     (entry,) = KafkaLogSegment.from_bytes(bytes(data)).entries
@@ -673,6 +703,7 @@ def test_empty_batch_bytes_are_not_looked_at() -> None:
     assert batch.records() == []
 
 
+@pytest.mark.req("CTRL-3", "CTRL-4")
 def test_negative_control_key_version_is_invalid() -> None:
     with pytest.raises(ValidationFailedError):
         KafkaControlRecord(KaitaiStream(BytesIO(struct.pack(">hh", -1, 1))))
@@ -690,25 +721,28 @@ def time_index(*entries: tuple[int, int]) -> bytes:
 
 INDEXES = {
     # name: (file bytes, accepted by Kafka's sanityCheck with base offset 0)
-    "offset index": (offset_index((5, 0), (9, 4096)), True),
-    "offset index, zero-filled preallocated slots (OIDX-13)": (
+    "offset index (OIDX-1)": (offset_index((5, 0), (9, 4096)), True),
+    "offset index, zero-filled preallocated slots (OIDX-9)": (
         offset_index((5, 0), (9, 4096), (0, 0), (0, 0)),
         True,
     ),
-    "offset index, partial entry (OIDX-4)": (offset_index((5, 0)) + b"\x00" * 3, False),
-    "offset index, last offset below base (OIDX-5)": (offset_index((5, 0), (-1, 4096)), False),
-    "offset index, negative offset before the last": (offset_index((-1, 0), (9, 4096)), True),
-    "time index": (time_index((1_000, 5), (2_000, 9)), True),
-    "time index, zero-filled slot after a positive timestamp (TIDX-10)": (
+    "offset index, partial entry (OIDX-2)": (offset_index((5, 0)) + b"\x00" * 3, False),
+    "offset index, last offset below base (OIDX-3)": (offset_index((5, 0), (-1, 4096)), False),
+    "offset index, negative offset before the last (OIDX-3)": (
+        offset_index((-1, 0), (9, 4096)),
+        True,
+    ),
+    "time index (TIDX-1)": (time_index((1_000, 5), (2_000, 9)), True),
+    "time index, zero-filled slot after a positive timestamp (TIDX-6)": (
         time_index((1_000, 5), (0, 0)),
         False,
     ),
-    "time index, partial entry (TIDX-9)": (time_index((1_000, 5)) + bytes(8), False),
-    "time index, last offset below base (TIDX-11)": (time_index((1_000, 5), (2_000, -1)), False),
+    "time index, partial entry (TIDX-5)": (time_index((1_000, 5)) + bytes(8), False),
+    "time index, last offset below base (TIDX-7)": (time_index((1_000, 5), (2_000, -1)), False),
 }
 
 
-@pytest.mark.parametrize("case", INDEXES)
+@pytest.mark.parametrize("case", with_req_marks(INDEXES))
 def test_index_sanity_checks_agree_with_reference(case: str) -> None:
     """Kafka's sanityCheck of an opened index, as Kaitai validations and in reference_impl."""
     data, accepted = INDEXES[case]
@@ -730,6 +764,7 @@ def test_index_sanity_checks_agree_with_reference(case: str) -> None:
 @pytest.mark.parametrize(
     ("version", "accepted"), [(0, True), (0x00FF, True), (-256, True), (0x0100, False)]
 )
+@pytest.mark.req("TXN-2", "TXN-3")
 def test_transaction_index_version_is_read_as_its_first_byte(version: int, accepted: bool) -> None:
     entry = struct.pack(">hqqqq", version, 42, 100, 130, 131)
     if not accepted:
@@ -742,13 +777,15 @@ def test_transaction_index_version_is_read_as_its_first_byte(version: int, accep
     assert kaitai_aborted_txns(entry)[0][:4] == (42, 100, 130, 131)
 
 
+@pytest.mark.req("TXN-4")
 def test_transaction_index_partial_entry_is_ignored() -> None:
-    """TXN-5: a trailing partial entry is ignored."""
+    """TXN-4: a trailing partial entry is ignored."""
     data = struct.pack(">hqqqq", 0, 42, 100, 130, 131) * 2
     assert len(kaitai_aborted_txns(data[:-1])) == len(reference_aborted_txns(data[:-1])) == 1
     assert len(KafkaTransactionIndex.from_bytes(data[:-1]).partial_entry) == 33
 
 
+@pytest.mark.req("SNAP-1", "SNAP-2", "SNAP-3", "SNAP-5")
 def test_producer_snapshot_layout_and_damage() -> None:
     good = write_snapshot(
         [
@@ -788,6 +825,7 @@ def kaitai_segments(corpus: Path) -> dict[Path, list[KaitaiBatch]]:
     }
 
 
+@pytest.mark.req("FRAME-1", "FRAME-2", "FRAME-5")
 @pytest.mark.corpus
 def test_corpus_batch_files_parse(corpus: Path, kaitai_segments) -> None:
     """Every .log, KRaft snapshot and bootstrap.checkpoint parses whole, to the last byte."""
@@ -805,6 +843,9 @@ def test_corpus_batch_files_parse(corpus: Path, kaitai_segments) -> None:
     print(f"kaitai parsed {len(kaitai_segments) - empty} batch files ({empty} empty): {batches}")
 
 
+@pytest.mark.req(
+    "BATCH-1", "BATCH-5", "REC-1", "REC-5", "LEGACY-1", "LEGACY-13", "COMP-2", "CTRL-1"
+)
 @pytest.mark.corpus
 def test_corpus_matches_reference_impl(corpus: Path, kaitai_segments) -> None:
     """Every header field of every batch, and every record of every v2 batch (uncompressed
@@ -824,6 +865,7 @@ def test_corpus_matches_reference_impl(corpus: Path, kaitai_segments) -> None:
     )
 
 
+@pytest.mark.req("OIDX-1", "OIDX-2", "OIDX-3", "OIDX-5")
 @pytest.mark.corpus
 def test_corpus_offset_indexes(corpus: Path, kaitai_segments) -> None:
     """Each .index parses, agrees with reference_impl.index, and points at batch starts."""
@@ -850,6 +892,7 @@ def test_corpus_offset_indexes(corpus: Path, kaitai_segments) -> None:
     print(f"kaitai parsed {checked} .index files with {entries} entries ({empty} empty)")
 
 
+@pytest.mark.req("TIDX-1", "TIDX-5", "TIDX-6", "TIDX-7")
 @pytest.mark.corpus
 def test_corpus_time_indexes(corpus: Path) -> None:
     """Each .timeindex parses and agrees with reference_impl.index."""
@@ -869,6 +912,7 @@ def test_corpus_time_indexes(corpus: Path) -> None:
     print(f"kaitai parsed {checked} .timeindex files with {entries} entries ({empty} empty)")
 
 
+@pytest.mark.req("TXN-1")
 @pytest.mark.corpus
 def test_corpus_transaction_indexes(corpus: Path) -> None:
     """The corpus has no .txnindex (no abort was ever indexed, SOURCES.md); any that
@@ -878,6 +922,7 @@ def test_corpus_transaction_indexes(corpus: Path) -> None:
         assert kaitai_aborted_txns(data) == reference_aborted_txns(data), path
 
 
+@pytest.mark.req("SNAP-1", "SNAP-3")
 @pytest.mark.corpus
 def test_corpus_producer_snapshots(corpus: Path) -> None:
     """Each .snapshot parses, its crc field is the CRC-32C of the rest, and its entries

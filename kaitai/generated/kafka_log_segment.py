@@ -563,8 +563,8 @@ class KafkaLogSegment(KaitaiStruct):
 
     class RecordSet(KaitaiStruct):
         """The uncompressed records of a v2 batch: exactly `num_records` records
-        filling the batch. Too few bytes raise EOFError (REC-13); bytes left over
-        after the last record are rejected (REC-12).
+        filling the batch. Too few bytes raise EOFError (REC-10); bytes left over
+        after the last record are rejected (REC-10).
         """
         def __init__(self, num_records, is_control, _io, _parent=None, _root=None):
             super(KafkaLogSegment.RecordSet, self).__init__(_io)

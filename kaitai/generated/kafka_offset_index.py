@@ -19,11 +19,11 @@ class KafkaOffsetIndex(KaitaiStruct):
     Kafka preallocates the file (10 MiB by default) and trims it to its entries
     when the segment is rolled or closed, so an index left by a crash may end in
     zero-filled slots. Those parse here as entries (relative offset 0, position
-    0), as they count as entries when Kafka reopens the file (OIDX-13).
+    0), as they count as entries when Kafka reopens the file (OIDX-9).
 
     The checks of Kafka's OffsetIndex.sanityCheck are validations here: the file
-    size must be a multiple of 8 (OIDX-4) and the last entry's offset must not
-    be below the base offset (OIDX-5).
+    size must be a multiple of 8 (OIDX-2) and the last entry's offset must not
+    be below the base offset (OIDX-3).
 
     .. seealso::
        spec/formats/offset-index.md
@@ -77,7 +77,7 @@ class KafkaOffsetIndex(KaitaiStruct):
 
     @property
     def num_entries(self):
-        """floor(file size / 8), zero-filled slots included (OIDX-13)."""
+        """floor(file size / 8), zero-filled slots included (OIDX-9)."""
         if hasattr(self, '_m_num_entries'):
             return self._m_num_entries
 

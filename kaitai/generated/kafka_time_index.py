@@ -19,12 +19,12 @@ class KafkaTimeIndex(KaitaiStruct):
 
     Like the offset index, the file is preallocated (10485756 bytes by default,
     10 MiB rounded down to a multiple of 12) and trimmed at roll or close;
-    zero-filled slots after a crash parse as entries (TIDX-16).
+    zero-filled slots after a crash parse as entries (TIDX-11).
 
     The checks of Kafka's TimeIndex.sanityCheck are validations here: the file
-    size must be a multiple of 12 (TIDX-9), and the last entry's timestamp must
-    not be below the first's (TIDX-10) nor its offset below the base offset
-    (TIDX-11).
+    size must be a multiple of 12 (TIDX-5), and the last entry's timestamp must
+    not be below the first's (TIDX-6) nor its offset below the base offset
+    (TIDX-7).
 
     .. seealso::
        spec/formats/time-index.md
@@ -78,7 +78,7 @@ class KafkaTimeIndex(KaitaiStruct):
 
     @property
     def num_entries(self):
-        """floor(file size / 12), zero-filled slots included (TIDX-16)."""
+        """floor(file size / 12), zero-filled slots included (TIDX-11)."""
         if hasattr(self, '_m_num_entries'):
             return self._m_num_entries
 

@@ -15,7 +15,7 @@ class KafkaTransactionIndex(KaitaiStruct):
     strictly. Committed transactions are not recorded. The file is not
     preallocated and only exists once a segment has seen an abort.
 
-    A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-5).
+    A trailing partial entry is ignored, as Kafka's reader ignores it (TXN-4).
 
     .. seealso::
        spec/formats/transaction-index.md
