@@ -250,6 +250,7 @@ types:
         type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0
+        doc: Must not be negative (REC-2).
       - id: body
         size: len_record.value
         type: record_body(is_control)
@@ -312,6 +313,7 @@ types:
         type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0
+        doc: Must not be negative (REC-8).
       - id: headers
         -orig-id: headers
         type: header
@@ -321,7 +323,7 @@ types:
         size-eos: true
         valid:
           expr: _.length == 0
-        doc: Must be empty.
+        doc: Must be empty (REC-3).
     instances:
       control_record_type:
         value: key.as<kafka_control_record>.type
@@ -343,6 +345,7 @@ types:
         type: vlq_zigzag(32)
         valid:
           expr: _.value >= 0
+        doc: Must not be negative (REC-9).
       - id: key
         -orig-id: headerKey
         size: len_key.value
