@@ -29,6 +29,19 @@ class Category(StrEnum):
     CORRUPT_SNAPSHOT = "corrupt_snapshot"
     CORRUPT_CHECKPOINT = "corrupt_checkpoint"
     INVALID_FILE_NAME = "invalid_file_name"
+    # log operations (spec/behaviour/*.md): the append, read, roll and truncate paths
+    RECORD_BATCH_TOO_LARGE = "record_batch_too_large"
+    OFFSETS_OUT_OF_ORDER = "offsets_out_of_order"
+    UNEXPECTED_APPEND_OFFSET = "unexpected_append_offset"
+    INVALID_TIMESTAMP = "invalid_timestamp"
+    UNSUPPORTED_APPEND = "unsupported_append"
+    OFFSET_OUT_OF_RANGE = "offset_out_of_range"
+    INVALID_ROLL_OFFSET = "invalid_roll_offset"
+    INVALID_OFFSET = "invalid_offset"
+    INCONSISTENT_TOPIC_ID = "inconsistent_topic_id"
+    LOG_CLOSED = "log_closed"
+    INVALID_ARGUMENT = "invalid_argument"
+    ILLEGAL_STATE = "illegal_state"
 
 
 class KafkaLogError(Exception):
@@ -120,3 +133,29 @@ class InvalidFileNameError(KafkaLogError):
 
     def __init__(self, message: str, **where) -> None:
         super().__init__(Category.INVALID_FILE_NAME, message, **where)
+
+
+class LogOperationError(KafkaLogError):
+    """A log operation refused (spec/behaviour/*.md): the log is left as it was.
+
+    Kafka's RecordBatchTooLargeException, OffsetsOutOfOrderException,
+    UnexpectedAppendOffsetException, InvalidTimestampException, OffsetOutOfRangeException,
+    the KafkaException of an impossible roll, InvalidOffsetException (an index append
+    that does not increase), InconsistentTopicIdException and the KafkaStorageException
+    of a closed log, told apart by ``category``.
+    """
+
+
+class InvalidArgumentError(LogOperationError, ValueError):
+    """Kafka's IllegalArgumentException (a negative truncation offset, a full index, an
+    index slot past the end...): a ValueError that also carries a category."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.INVALID_ARGUMENT, message, **where)
+
+
+class IllegalStateError(LogOperationError, RuntimeError):
+    """Kafka's IllegalStateException (a time-index timestamp that goes back)."""
+
+    def __init__(self, message: str, **where) -> None:
+        super().__init__(Category.ILLEGAL_STATE, message, **where)

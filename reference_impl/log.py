@@ -1,0 +1,433 @@
+"""Log: one partition directory, Kafka's UnifiedLog (spec/behaviour/*.md).
+
+The log appends to its active (last) segment and rolls to a new one when a roll
+condition holds; reads find a segment by offset; truncation and retention remove
+data from the end and from the start. It keeps three offsets:
+
+* the **log start offset**, below which nothing may be read;
+* the **log end offset** (LEO), the offset the next append gets;
+* the **recovery point**: every offset below it is known to be on disk.
+
+This is a single-replica model: the high watermark is always the LEO (so segment
+deletion and the log start offset are bounded by the LEO). Producer state, its
+snapshots and transactions are a later issue: the places where Kafka updates them
+are marked ``SEAM(producer state)``. The segment files and the LEO and recovery
+point are LocalLog's (local_log.py); retention is in retention.py.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import checkpoint_files as ckpt
+from .clock import Clock, SystemClock
+from .config import LogConfig
+from .errors import Category, InvalidArgumentError, LogOperationError
+from .fetch import FetchDataInfo, LogOffsetMetadata
+from .file_records import TimestampAndOffset
+from .files import parse_partition_dir_name
+from .leader_epoch import LeaderEpochFileCache
+from .loader import load_clean
+from .local_log import LocalLog, offset_out_of_range
+from .log_segments import LogSegments
+from .log_validator import (
+    UNKNOWN_OFFSET,
+    AppendOrigin,
+    LogAppendInfo,
+    analyze_and_validate_records,
+    assign_offsets_as_leader,
+    iter_memory_batches,
+)
+from .records import TimestampType
+from .retention import LogRetention
+from .roll import RollParams
+from .scheduler import Scheduler
+from .segment import LogSegment
+
+INT32_MAX = 2**31 - 1
+
+
+@dataclass(frozen=True, slots=True)
+class SegmentState:
+    base_offset: int
+    size_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class LogState:
+    """The conformance contract's ``state()``."""
+
+    log_start_offset: int
+    log_end_offset: int
+    recovery_point: int
+    segments: tuple[SegmentState, ...]
+
+
+class Log(LogRetention):
+    def __init__(
+        self,
+        local_log: LocalLog,
+        log_start_offset: int,
+        leader_epoch_cache: LeaderEpochFileCache,
+        topic_id: str | None,
+    ) -> None:
+        self.local_log = local_log
+        self.dir = local_log.dir
+        self.config = local_log.config
+        self.clock = local_log.clock
+        self.scheduler = local_log.scheduler
+        self.log_start_offset = log_start_offset
+        self.leader_epoch_cache = leader_epoch_cache
+        self.topic_id = topic_id
+        partition = parse_partition_dir_name(self.dir.name)
+        self.topic, self.partition = partition.topic, partition.partition
+        self._closed = False
+
+    # --- opening ---
+    @classmethod
+    def open(
+        cls,
+        dir: str | Path,
+        config: LogConfig | None = None,
+        clock: Clock | None = None,
+        *,
+        topic_id: str | None = None,
+    ) -> Log:
+        """Create the partition directory, or load it as after a clean shutdown.
+
+        The directory's name must be ``<topic>-<partition>``; the offset checkpoints live
+        in its parent, the log directory. ``topic_id`` (Kafka's Uuid text) is written to
+        ``partition.metadata`` if that file is missing and must match it otherwise
+        (``inconsistent_topic_id``).
+        """
+        dir = Path(dir)
+        config = config or LogConfig()
+        clock = clock or SystemClock()
+        tp = parse_partition_dir_name(dir.name)
+        dir.mkdir(parents=True, exist_ok=True)
+        topic_id = ckpt.initialize_topic_id(dir / ckpt.PARTITION_METADATA, topic_id)
+        scheduler = Scheduler(clock)
+        cache = LeaderEpochFileCache(dir / ckpt.LEADER_EPOCH_CHECKPOINT)
+        segments = LogSegments()
+        loaded = load_clean(
+            dir,
+            config,
+            clock,
+            segments,
+            log_start_offset_checkpoint=ckpt.read_offsets_or_empty(
+                dir.parent / ckpt.LOG_START_OFFSET_CHECKPOINT
+            ).get((tp.topic, tp.partition), 0),
+            leader_epoch_cache=cache,
+            scheduler=scheduler,
+        )
+        local_log = LocalLog(
+            dir,
+            config,
+            clock,
+            scheduler,
+            segments,
+            loaded.recovery_point,
+            loaded.next_offset_metadata,
+        )
+        log = cls(local_log, loaded.log_start_offset, cache, topic_id)
+        log._write_checkpoints()
+        return log
+
+    # --- offsets ---
+    @property
+    def segments(self) -> LogSegments:
+        return self.local_log.segments
+
+    @property
+    def log_end_offset(self) -> int:
+        return self.local_log.log_end_offset
+
+    @property
+    def log_end_offset_metadata(self) -> LogOffsetMetadata:
+        return self.local_log.log_end_offset_metadata
+
+    @property
+    def recovery_point(self) -> int:
+        return self.local_log.recovery_point
+
+    @property
+    def high_watermark(self) -> int:
+        """Single replica: everything appended is committed."""
+        return self.log_end_offset
+
+    @property
+    def active_segment(self) -> LogSegment:
+        return self.segments.active_segment
+
+    def log_segments(self) -> list[LogSegment]:
+        return self.segments.values()
+
+    @property
+    def number_of_segments(self) -> int:
+        return self.segments.number_of_segments()
+
+    @property
+    def size(self) -> int:
+        return self.segments.size_in_bytes()
+
+    def _update_log_start_offset(self, offset: int) -> None:
+        """A new log start offset raises the recovery point with it."""
+        self.log_start_offset = offset
+        if self.local_log.recovery_point < offset:
+            self.local_log.recovery_point = offset
+
+    def _begin(self) -> None:
+        """Every operation: refuse a closed log, then run the file deletions now due."""
+        if self._closed:
+            raise LogOperationError(Category.LOG_CLOSED, f"the log in {self.dir} is closed")
+        self.scheduler.run_due()
+
+    # --- append (APPEND) ---
+    def append_as_leader(self, records: bytes, leader_epoch: int) -> LogAppendInfo:
+        """APPEND: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``."""
+        return self._append(records, AppendOrigin.CLIENT, True, leader_epoch, False)
+
+    def append_as_follower(self, records: bytes) -> LogAppendInfo:
+        """APPEND: batches that keep their offsets, which must increase and start at or
+        after the LEO (gaps allowed); ``max.message.bytes`` is not checked."""
+        return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
+
+    def _append(
+        self,
+        records: bytes,
+        origin: AppendOrigin,
+        assign_offsets: bool,
+        leader_epoch: int,
+        ignore_record_size: bool,
+    ) -> LogAppendInfo:
+        self._begin()
+        info = analyze_and_validate_records(
+            records,
+            origin=origin,
+            ignore_record_size=ignore_record_size,
+            require_offsets_monotonic=not assign_offsets,
+            max_message_bytes=self.config.max_message_bytes,
+            log_start_offset=self.log_start_offset,
+        )
+        if info.valid_bytes <= 0:
+            return info  # an empty set (or only a partial batch) writes and rolls nothing
+        valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
+        if assign_offsets:
+            result = assign_offsets_as_leader(
+                valid,
+                next_offset=self.log_end_offset,
+                now=self.clock.milliseconds(),
+                timestamp_type=self.config.message_timestamp_type,
+                leader_epoch=leader_epoch,
+            )
+            valid = result.validated_records
+            info.first_offset = self.log_end_offset
+            info.last_offset = result.last_offset
+            info.max_timestamp = result.max_timestamp
+            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+                info.log_append_time = result.log_append_time
+        elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
+            raise LogOperationError(
+                Category.UNEXPECTED_APPEND_OFFSET,
+                f"first offset (or, for a legacy batch, its last offset) "
+                f"{info.first_or_last_offset_of_first_batch} is less than the next offset "
+                f"{self.log_end_offset}",
+                offset=info.first_or_last_offset_of_first_batch,
+            )
+        # EPOCH: Kafka updates the epoch cache here, before the segment-size check below
+        for batch in iter_memory_batches(valid):
+            if batch.magic >= 2:
+                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+            elif self.leader_epoch_cache.epoch_entries():
+                self.leader_epoch_cache.clear_and_flush()  # a legacy batch: epochs unknown
+        if len(valid) > self.config.segment_bytes:
+            raise LogOperationError(
+                Category.RECORD_BATCH_TOO_LARGE,
+                f"message batch size is {len(valid)} bytes, which exceeds the maximum configured "
+                f"segment size of {self.config.segment_bytes}",
+            )
+        self.maybe_roll(len(valid), info)
+        # SEAM(producer state): analyzeAndValidateProducerState; a duplicate writes nothing
+        self.local_log.append(
+            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
+        )
+        # SEAM(producer state): update producers, aborted txns to the txn index, map end offset
+        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
+            self._flush(self.log_end_offset, including_offset=False)
+        return info
+
+    # --- roll (ROLL) ---
+    def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+        """ROLL: roll when the active segment meets a roll condition. The new base offset is
+        the set's first offset, or for a legacy follower set (first offset unknown) its
+        last offset - (2^31 - 1), raised to the LEO by the roll."""
+        segment = self.segments.active_segment
+        params = RollParams(
+            max_segment_ms=self.config.segment_ms,
+            max_segment_bytes=self.config.segment_bytes,
+            max_timestamp_in_messages=info.max_timestamp,
+            max_offset_in_messages=info.last_offset,
+            messages_size=messages_size,
+            now=self.clock.milliseconds(),
+        )
+        if not segment.should_roll(params):
+            return segment
+        if info.first_offset == UNKNOWN_OFFSET:
+            return self._roll(info.last_offset - INT32_MAX)
+        return self._roll(info.first_offset)
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """ROLL: start a new active segment at max(``expected_next_offset``, LEO)."""
+        self._begin()
+        return self._roll(expected_next_offset)
+
+    def _roll(self, expected_next_offset: int | None) -> LogSegment:
+        new_segment = self.local_log.roll(expected_next_offset)
+        # SEAM(producer state): updateMapEndOffset(new base) and a snapshot at the new base
+        # Kafka flushes up to the new base in the background; the reference does it at once
+        self._flush(new_segment.base_offset, including_offset=False)
+        return new_segment
+
+    # --- flush (FLUSH) ---
+    def flush(self, offset: int | None = None, *, including_offset: bool = False) -> None:
+        """FLUSH: fsync what lies between the recovery point and ``offset`` (default the LEO;
+        ``including_offset`` adds the segment holding it, so an empty active segment is
+        synced too, creating its index files), then raise the recovery point to ``offset``."""
+        self._begin()
+        self._flush(self.log_end_offset if offset is None else offset, including_offset)
+
+    def _flush(self, offset: int, including_offset: bool) -> None:
+        flush_offset = offset + 1 if including_offset else offset
+        if flush_offset > self.local_log.recovery_point:
+            self.local_log.flush(flush_offset)
+            self.local_log.mark_flushed(offset)
+            self._write_checkpoints()
+
+    # --- read (READ) ---
+    def read(
+        self,
+        start_offset: int,
+        max_bytes: int,
+        max_offset: int | None = None,
+        min_one_message: bool = False,
+    ) -> FetchDataInfo:
+        """READ: whole batches from the one holding ``start_offset``: at most ``max_bytes``
+        (the last batch may be cut; ``min_one_message`` returns the first whole), and none
+        at or past ``max_offset`` (default the LEO; Kafka's high watermark bound).
+
+        Below the log start offset, above the LEO, or with no segment at or below it,
+        ``start_offset`` is ``offset_out_of_range``; so is a ``max_offset`` above the LEO.
+        """
+        self._begin()
+        if start_offset < self.log_start_offset:
+            raise offset_out_of_range(start_offset, f"the log starts at {self.log_start_offset}")
+        if max_offset is None or max_offset == self.log_end_offset:
+            max_metadata = self.local_log.log_end_offset_metadata
+        else:
+            max_metadata = self.local_log.convert_to_offset_metadata_or_throw(max_offset)
+        return self.local_log.read(start_offset, max_bytes, min_one_message, max_metadata)
+
+    def find_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
+        """The first record with a timestamp >= ``timestamp`` at or after the log start
+        offset: found in the first segment whose largest timestamp reaches it."""
+        self._begin()
+        for segment in self.segments.values():
+            if segment.largest_timestamp() >= timestamp:
+                return segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
+        return None
+
+    # --- truncation (TRUNC) ---
+    def truncate_to(self, target_offset: int) -> bool:
+        """TRUNC: remove every batch holding an offset >= ``target_offset``.
+
+        At or past the LEO nothing changes (False), though the epoch cache still drops
+        entries from the LEO on. Below the first segment's base this is
+        ``truncate_fully_and_start_at``. Otherwise later segments go, the active one is
+        cut on a batch boundary, LEO = target (even inside a removed batch), and a log
+        start offset above the target comes down to it.
+        """
+        self._begin()
+        if target_offset < 0:
+            raise InvalidArgumentError(f"cannot truncate to a negative offset ({target_offset})")
+        if target_offset >= self.log_end_offset:
+            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
+            return False
+        if self.segments.first_segment.base_offset > target_offset:
+            self._truncate_fully_and_start_at(target_offset, None)
+            return True
+        self.local_log.truncate_to(target_offset)
+        # SEAM(producer state): delete the removed segments' snapshots
+        self.leader_epoch_cache.truncate_from_end(target_offset)
+        self.log_start_offset = min(target_offset, self.log_start_offset)
+        # SEAM(producer state): rebuild producer state up to target_offset
+        self._write_checkpoints()
+        return True
+
+    def truncate_fully_and_start_at(
+        self, new_offset: int, log_start_offset: int | None = None
+    ) -> None:
+        """TRUNC: delete everything and start an empty segment at ``new_offset``; the log
+        start offset becomes ``log_start_offset`` (default ``new_offset``). The recovery
+        point only comes down (to ``new_offset``) if it was above."""
+        self._begin()
+        self._truncate_fully_and_start_at(new_offset, log_start_offset)
+
+    def _truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None) -> None:
+        self.local_log.truncate_fully_and_start_at(new_offset)
+        self.leader_epoch_cache.clear_and_flush()
+        # SEAM(producer state): truncateFullyAndStartAt(new_offset), every snapshot deleted
+        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self._write_checkpoints()
+
+    # --- checkpoints (CKPT-B) ---
+    def _write_checkpoints(self) -> None:
+        """Both root checkpoints, with this partition's line: the recovery point always,
+        the log start offset only when it is above the first segment's base offset."""
+        root = self.dir.parent
+        ckpt.update_offset(
+            root / ckpt.RECOVERY_POINT_CHECKPOINT, self.topic, self.partition, self.recovery_point
+        )
+        first = self.segments.first_segment
+        above_first = first is not None and self.log_start_offset > first.base_offset
+        ckpt.update_offset(
+            root / ckpt.LOG_START_OFFSET_CHECKPOINT,
+            self.topic,
+            self.partition,
+            self.log_start_offset if above_first else None,
+        )
+
+    # --- closing ---
+    def close(self) -> None:
+        """A clean shutdown of this log: flush everything (the empty active segment
+        included), close every segment (final time-index entries, trims, fsync), write the
+        checkpoints; deletions not yet due are dropped, as Kafka's scheduler drops them."""
+        self._begin()
+        # SEAM(producer state): a snapshot at the LEO
+        self._flush(self.log_end_offset, including_offset=True)
+        self.local_log.close()
+        self._write_checkpoints()
+        self.scheduler.shutdown()
+        self._closed = True
+
+    def close_handlers(self) -> None:
+        """Close every file without writing (an offline log directory); any later
+        operation is ``log_closed``."""
+        self.local_log.close_handlers()
+        self.scheduler.shutdown()
+        self._closed = True
+
+    @property
+    def closed(self) -> bool:
+        return self._closed
+
+    def state(self) -> LogState:
+        """The conformance contract's ``state``: offsets and segments."""
+        self._begin()
+        return LogState(
+            log_start_offset=self.log_start_offset,
+            log_end_offset=self.log_end_offset,
+            recovery_point=self.recovery_point,
+            segments=tuple(SegmentState(s.base_offset, s.size) for s in self.segments.values()),
+        )

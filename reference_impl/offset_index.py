@@ -1,0 +1,112 @@
+"""The offset index, ``<base>.index`` (spec/formats/offset-index.md, spec/behaviour/index.md).
+
+Each 8-byte entry maps an offset to the byte position in the ``.log`` of the batch
+set that holds it [storage/.../log/OffsetIndex.java]::
+
+    relativeOffset int32 (offset - baseOffset) | position int32
+
+The index is sparse: the segment adds an entry every ``index.interval.bytes``
+(segment.py). A lookup finds the greatest indexed offset <= the target and the
+reader scans the ``.log`` forward from its position.
+"""
+
+from __future__ import annotations
+
+from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_upper_bound_slot
+from .errors import Category, InvalidArgumentError, LogOperationError
+from .index import (
+    OFFSET_INDEX_ENTRY,
+    OffsetPosition,
+    encode_offset_index_entry,
+    sanity_check_offset_index,
+)
+
+
+def _offset(entry: OffsetPosition) -> int:
+    return entry.offset
+
+
+def _position(entry: OffsetPosition) -> int:
+    return entry.position
+
+
+class OffsetIndex(AbstractIndex):
+    ENTRY = OFFSET_INDEX_ENTRY
+
+    def _decode(self, fields: tuple) -> OffsetPosition:
+        relative, position = fields
+        return OffsetPosition(self.base_offset + relative, position)
+
+    def _encode(self, entry: OffsetPosition) -> bytes:
+        return encode_offset_index_entry(entry, self.base_offset)
+
+    @property
+    def last_offset(self) -> int:
+        """The last entry's offset, or the base offset when empty."""
+        return self._entries[-1].offset if self._entries else self.base_offset
+
+    def append(self, offset: int, position: int) -> None:
+        """INDEX: offsets strictly increase; positions are not checked.
+
+        A full index is an ``invalid_argument``, an offset not above the last one an
+        ``invalid_offset``, an offset outside [base, base + 2^31-1] an ``offset_overflow``.
+        """
+        if self.is_full():
+            raise InvalidArgumentError(
+                f"attempt to append to a full index (size = {self.entries})", file=str(self.file)
+            )
+        if self.entries and offset <= self.last_offset:
+            raise LogOperationError(
+                Category.INVALID_OFFSET,
+                f"attempt to append an offset {offset} to position {self.entries} no larger than "
+                f"the last offset appended ({self.last_offset})",
+                file=str(self.file),
+                offset=offset,
+            )
+        self.relative_offset(offset)
+        self._append_entry(OffsetPosition(offset, position))
+
+    def lookup(self, target_offset: int) -> OffsetPosition:
+        """The entry with the largest offset <= target, else (baseOffset, 0)."""
+        slot = largest_lower_bound_slot(self._entries, target_offset, _offset, self.entry_size)
+        return OffsetPosition(self.base_offset, 0) if slot == -1 else self._entries[slot]
+
+    def entry(self, n: int) -> OffsetPosition:
+        if n >= self.entries:
+            raise InvalidArgumentError(
+                f"attempt to fetch the {n}th entry from index {self.file}, which has size "
+                f"{self.entries}"
+            )
+        return self._entries[n]
+
+    def fetch_upper_bound_offset(
+        self, fetch_offset: OffsetPosition, fetch_size: int
+    ) -> OffsetPosition | None:
+        """The entry with the smallest position >= start position + fetch size, or None:
+        an offset certainly past a fetch of ``fetch_size`` bytes from ``fetch_offset``."""
+        slot = smallest_upper_bound_slot(
+            self._entries, fetch_offset.position + fetch_size, _position, self.entry_size
+        )
+        return None if slot == -1 else self._entries[slot]
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove the entries with offset >= ``offset``.
+
+        With ``slot`` the largest entry <= offset: none leaves 0 entries; an exact match
+        leaves ``slot`` (the match goes too); otherwise ``slot + 1`` remain.
+        """
+        slot = largest_lower_bound_slot(self._entries, offset, _offset, self.entry_size)
+        if slot < 0:
+            new_entries = 0
+        elif self._entries[slot].offset == offset:
+            new_entries = slot
+        else:
+            new_entries = slot + 1
+        self._truncate_to_entries(new_entries)
+
+    def sanity_check(self) -> None:
+        """OffsetIndex.sanityCheck: ``corrupt_index`` when the last offset is below the base
+        offset or the length is not a multiple of 8."""
+        sanity_check_offset_index(
+            self.read_file(), self.base_offset, entries=self.entries, file=str(self.file)
+        )

@@ -1,0 +1,75 @@
+"""Recovering one segment (spec/behaviour/recover.md): Kafka's LogSegment.recover.
+
+After a crash a segment's ``.log`` may end with a torn batch, garbage or a
+preallocated zero tail, and its indexes may be stale [LogSegment.recover]. Recovery
+trusts only the ``.log``: it rebuilds both indexes from it, batch by batch, and
+cuts the file after the last batch that passes the checks. Records inside a batch
+are not parsed; a batch is valid when its framing, size and CRC are.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from .errors import CorruptRecordError
+from .index import TimestampOffset
+
+if TYPE_CHECKING:
+    from .leader_epoch import LeaderEpochFileCache
+    from .segment import LogSegment
+
+
+def recover_segment(
+    segment: LogSegment, leader_epoch_cache: LeaderEpochFileCache | None = None
+) -> int:
+    """Rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
+    batch; returns the number of bytes truncated.
+
+    Per batch from position 0: the framing rules, ``ensure_valid`` (size and CRC) and
+    the offset range (``offset_overflow`` propagates: the loader must split the
+    segment). The index rule runs per batch on batch positions (an entry when more
+    than ``index.interval.bytes`` lie between this batch and the last indexed one),
+    so a rebuilt index can differ from the one appends made. v2 batches with a newer
+    leader epoch than the cache's latest add an epoch entry.
+    """
+    segment.offset_index.reset()
+    segment.time_index.reset()
+    segment.txn_index.reset()
+    valid_bytes = 0
+    last_index_entry = 0
+    segment.max_timestamp_and_offset_so_far = None
+    try:
+        for batch in segment.log.batches():
+            batch.ensure_valid()
+            segment.ensure_offset_in_range(batch.last_offset)
+            if batch.max_timestamp > segment.max_timestamp_so_far:
+                segment.max_timestamp_and_offset_so_far = TimestampOffset(
+                    batch.max_timestamp, batch.last_offset
+                )
+            if valid_bytes - last_index_entry > segment.index_interval_bytes:
+                segment.offset_index.append(batch.last_offset, valid_bytes)
+                segment.time_index.maybe_append(
+                    segment.max_timestamp_so_far, segment.shallow_offset_of_max_timestamp_so_far
+                )
+                last_index_entry = valid_bytes
+            valid_bytes += batch.size_in_bytes
+            if batch.magic >= 2 and leader_epoch_cache is not None:
+                epoch = batch.partition_leader_epoch
+                latest = leader_epoch_cache.latest_epoch()
+                if epoch >= 0 and (latest is None or epoch > latest):
+                    leader_epoch_cache.assign(epoch, batch.base_offset)
+            # SEAM(producer state): Kafka's updateProducerState(batch) goes here; it also
+            # appends the aborted transactions to the txn index
+    except CorruptRecordError:
+        pass  # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
+    truncated = segment.log.size - valid_bytes
+    segment.log.truncate_to(valid_bytes)
+    if truncated:
+        segment.log.set_last_modified(segment.clock.milliseconds())
+    segment.offset_index.trim_to_valid_size()
+    # a cleanly closed segment ends with its max timestamp; recovery writes it too
+    segment.time_index.maybe_append(
+        segment.max_timestamp_so_far, segment.shallow_offset_of_max_timestamp_so_far, True
+    )
+    segment.time_index.trim_to_valid_size()
+    return truncated

@@ -1,0 +1,121 @@
+"""The time index, ``<base>.timeindex`` (spec/formats/time-index.md, spec/behaviour/index.md).
+
+Each 12-byte entry (T, O) says: T is the largest timestamp seen up to and
+including offset O, so any record with a timestamp above T lies after O
+[storage/.../log/TimeIndex.java]::
+
+    timestamp int64 | relativeOffset int32 (offset - baseOffset)
+
+Timestamps strictly increase from entry to entry. The last slot is held back
+(``is_full`` at max entries - 1) so the final entry written at roll and close
+always fits.
+"""
+
+from __future__ import annotations
+
+from .abstract_index import AbstractIndex, largest_lower_bound_slot
+from .errors import Category, IllegalStateError, InvalidArgumentError, LogOperationError
+from .index import (
+    NO_TIMESTAMP,
+    TIME_INDEX_ENTRY,
+    TimestampOffset,
+    encode_time_index_entry,
+    sanity_check_time_index,
+)
+
+
+def _timestamp(entry: TimestampOffset) -> int:
+    return entry.timestamp
+
+
+def _offset(entry: TimestampOffset) -> int:
+    return entry.offset
+
+
+class TimeIndex(AbstractIndex):
+    ENTRY = TIME_INDEX_ENTRY
+
+    def _decode(self, fields: tuple) -> TimestampOffset:
+        timestamp, relative = fields
+        return TimestampOffset(timestamp, self.base_offset + relative)
+
+    def _encode(self, entry: TimestampOffset) -> bytes:
+        return encode_time_index_entry(entry, self.base_offset)
+
+    def is_full(self) -> bool:
+        """INDEX: one slot is reserved for the roll/close entry."""
+        return self.entries >= self.max_entries - 1
+
+    def last_entry(self) -> TimestampOffset:
+        """The last entry, or (-1, baseOffset) when empty."""
+        return (
+            self._entries[-1] if self._entries else TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        )
+
+    def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
+        """Append (timestamp, offset) if the timestamp is above the last entry's.
+
+        A full index (unless ``skip_full_check``) is an ``invalid_argument``; an offset
+        below the last entry's is an ``invalid_offset``; a smaller timestamp is an
+        ``illegal_state``; an equal timestamp is silently ignored, so repeating the last
+        entry (at close) does nothing. With no entries the last entry is (-1, base), so
+        a timestamp of -1 (v0 data) never makes an entry.
+        """
+        if not skip_full_check and self.is_full():
+            raise InvalidArgumentError(
+                f"attempt to append to a full time index (size = {self.entries})",
+                file=str(self.file),
+            )
+        last = self.last_entry()
+        if self.entries and offset < last.offset:
+            raise LogOperationError(
+                Category.INVALID_OFFSET,
+                f"attempt to append an offset ({offset}) to slot {self.entries} no larger than "
+                f"the last offset appended ({last.offset})",
+                file=str(self.file),
+                offset=offset,
+            )
+        if self.entries and timestamp < last.timestamp:
+            raise IllegalStateError(
+                f"attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger "
+                f"than the last timestamp appended ({last.timestamp})",
+                file=str(self.file),
+            )
+        if timestamp > last.timestamp:
+            self.relative_offset(offset)
+            self._append_entry(TimestampOffset(timestamp, offset))
+
+    def lookup(self, target_timestamp: int) -> TimestampOffset:
+        """The entry with the largest timestamp <= target, else (-1, baseOffset)."""
+        slot = largest_lower_bound_slot(
+            self._entries, target_timestamp, _timestamp, self.entry_size
+        )
+        if slot == -1:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self._entries[slot]
+
+    def entry(self, n: int) -> TimestampOffset:
+        if n >= self.entries:
+            raise InvalidArgumentError(
+                f"attempt to fetch the {n}th entry from time index {self.file} which has size "
+                f"{self.entries}"
+            )
+        return self._entries[n]
+
+    def truncate_to(self, offset: int) -> None:
+        """Remove the entries with offset >= ``offset`` (searched by the entries' offsets)."""
+        slot = largest_lower_bound_slot(self._entries, offset, _offset, self.entry_size)
+        if slot < 0:
+            new_entries = 0
+        elif self._entries[slot].offset == offset:
+            new_entries = slot
+        else:
+            new_entries = slot + 1
+        self._truncate_to_entries(new_entries)
+
+    def sanity_check(self) -> None:
+        """TimeIndex.sanityCheck: ``corrupt_index`` when the last timestamp is below the first,
+        the last offset below the base offset, or the length not a multiple of 12."""
+        sanity_check_time_index(
+            self.read_file(), self.base_offset, entries=self.entries, file=str(self.file)
+        )
