@@ -1,4 +1,4 @@
-"""Small text files of a log directory (spec/formats/checkpoints.md, CKPT-*, PMETA-*, CLEAN-*).
+"""Small text files of a log directory (spec/formats/checkpoint-files.md).
 
 * Text checkpoints [CheckpointFile.java]: ``<version>\\n<count>\\n`` then one entry
   per line. Offset checkpoints (recovery point, log start offset, replication
@@ -91,7 +91,8 @@ def read_checkpoint(
     parse_entry: Callable[[list[str]], T],
     file: str | None = None,
 ) -> list[T]:
-    """CheckpointReadBuffer.read (CKPT): version line, count line, one entry per line.
+    """CheckpointReadBuffer.read (CKPT-1, CKPT-3 to CKPT-7): version line, count line, one
+    entry per line.
 
     An empty file, or one with only the version line, has no entries. A wrong version,
     a version or count that is not a Java int, an entry ``parse_entry`` rejects (it
@@ -131,7 +132,7 @@ def read_checkpoint(
 
 
 def write_checkpoint(entries: Iterable[str], *, version: int) -> bytes:
-    """CheckpointWriteBuffer.write: every line, the last included, ends with ``\\n``."""
+    """CheckpointWriteBuffer.write (CKPT-2): every line, the last included, ends with ``\\n``."""
     lines = list(entries)
     return "".join(f"{line}\n" for line in [str(version), str(len(lines)), *lines]).encode()
 
@@ -166,14 +167,14 @@ def _epoch_entry(fields: list[str]) -> EpochEntry:
         raise ValueError(f"{len(fields)} fields, not 2")
     entry = EpochEntry(parse_java_long(fields[0], bits=32), parse_java_long(fields[1]))
     if entry.epoch < 0 or entry.start_offset < 0:
-        raise ValueError("negative epoch or start offset")  # CKPT-13
+        raise ValueError("negative epoch or start offset")  # CKPT-10
     return entry
 
 
 def read_offset_checkpoint(
     data: bytes | str, *, file: str | None = None
 ) -> list[TopicPartitionOffset]:
-    """OffsetCheckpointFile (CKPT): exactly three whitespace-separated fields per entry."""
+    """OffsetCheckpointFile (CKPT-9): exactly three whitespace-separated fields per entry."""
     return read_checkpoint(
         data, version=OFFSET_CHECKPOINT_VERSION, parse_entry=_offset_entry, file=file
     )
@@ -186,7 +187,7 @@ def write_offset_checkpoint(entries: Iterable[TopicPartitionOffset]) -> bytes:
 
 
 def read_leader_epoch_checkpoint(data: bytes | str, *, file: str | None = None) -> list[EpochEntry]:
-    """LeaderEpochCheckpointFile (CKPT): exactly two whitespace-separated fields per entry."""
+    """LeaderEpochCheckpointFile (CKPT-10): exactly two non-negative fields per entry."""
     return read_checkpoint(
         data, version=LEADER_EPOCH_CHECKPOINT_VERSION, parse_entry=_epoch_entry, file=file
     )
@@ -223,7 +224,8 @@ class PartitionMetadata:
 
 
 def read_partition_metadata(data: bytes | str, *, file: str | None = None) -> PartitionMetadata:
-    """PartitionMetadataReadBuffer (PMETA): ``version: <int >= 0>`` then ``topic_id: <Uuid>``.
+    """PartitionMetadataReadBuffer (PMETA-2 to PMETA-6): ``version: <int >= 0>`` then
+    ``topic_id: <Uuid>``.
 
     Each line splits once on ``:`` plus whitespace; higher versions are accepted, the
     all-zero topic id is not, and lines after the second are ignored, as in Kafka.
@@ -261,7 +263,7 @@ def read_partition_metadata(data: bytes | str, *, file: str | None = None) -> Pa
 
 
 def write_partition_metadata(metadata: PartitionMetadata) -> bytes:
-    """PartitionMetadata.encode: two lines, no newline after the second."""
+    """PMETA-1, PartitionMetadata.encode: two lines, no newline after the second."""
     return f"version: {metadata.version}\ntopic_id: {metadata.topic_id}".encode()
 
 
@@ -298,7 +300,7 @@ def read_clean_shutdown(data: bytes, *, file: str | None = None) -> CleanShutdow
 
 
 def write_clean_shutdown(broker_epoch: int, version: int = CLEAN_SHUTDOWN_VERSION) -> bytes:
-    """Jackson's compact encoding of CleanShutdownFileHandler.Content, field order kept."""
+    """CLEAN-3: Jackson's compact encoding of CleanShutdownFileHandler.Content, field order kept."""
     return json.dumps(
         {"version": version, "brokerEpoch": broker_epoch}, separators=(",", ":")
     ).encode()

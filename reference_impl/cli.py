@@ -156,8 +156,12 @@ _COLUMNS = {
         ("ctrl", "isControl", 5), ("timestampType", "timestampType", 13),
         ("maxTimestamp", "maxTimestamp", 13), ("deleteHorizonMs", "deleteHorizonMs", 15),
     ],
-    "offset_index_entry": [("slot", "slot", 6), ("offset", "offset", 12), ("position", "position", 10)],
-    "time_index_entry": [("slot", "slot", 6), ("timestamp", "timestamp", 13), ("offset", "offset", 12)],
+    "offset_index_entry": [
+        ("slot", "slot", 6), ("offset", "offset", 12), ("position", "position", 10)
+    ],
+    "time_index_entry": [
+        ("slot", "slot", 6), ("timestamp", "timestamp", 13), ("offset", "offset", 12)
+    ],
     "txn_index_entry": [
         ("version", "version", 7), ("producerId", "producerId", 10),
         ("firstOffset", "firstOffset", 11), ("lastOffset", "lastOffset", 10),

@@ -10,7 +10,7 @@ entries and the dump goes on where the bytes allow.
 * ``errors``: reader errors as ``to_dict()`` gives them, with a category of
   errors.Category (ERR-1, ERR-2), one per batch at most, the first in ERR-5 order;
 * ``mismatches``: index entries that fail DumpLogSegments' cross-checks with the
-  .log; those the spec allows carry ``allowedBy`` (OIDX-10, TIDX-4, TIDX-13) and,
+  .log; those the spec allows carry ``allowedBy`` (OIDX-7, TIDX-2, TIDX-9) and,
   reported as Kafka's tool reports them, are not findings;
 * ``ioErrors``: a file, or the .log an index is checked against, that cannot be read.
 """
@@ -172,7 +172,7 @@ def _order(path: Path) -> tuple:
 
 def _dump_batches(dump: FileDump) -> Iterator[dict]:
     """DumpLogSegments.dumpLog: every whole entry, stepping over well-framed ones that do
-    not parse; the tail after the last whole entry is reported (FRAME-8, FRAME-10) unless
+    not parse; the tail after the last whole entry is reported (FRAME-7, FRAME-9) unless
     --max-bytes cut the file short, as in Kafka."""
     options, summary = dump.options, dump.summary
     end = dump.size_bytes if options.max_bytes is None else min(dump.size_bytes, options.max_bytes)
@@ -328,8 +328,8 @@ _INDEXES = {  # kind: (entry size, iterate, sanity check, event type)
 
 
 def _dump_index(dump: FileDump) -> Iterator[dict]:
-    """DumpLogSegments.dumpIndex / dumpTimeIndex: entries up to the stop rule (OIDX-14,
-    TIDX-17) with Kafka's slot count (OIDX-13, TIDX-16); or only the broker's sanity check
+    """DumpLogSegments.dumpIndex / dumpTimeIndex: entries up to the stop rule (OIDX-10,
+    TIDX-12) with Kafka's slot count (OIDX-9, TIDX-11); or only the broker's sanity check
     (--index-sanity-check); or only the cross-check with the .log (--verify-index-only)."""
     entry_size, iterate, sanity_check, event_type = _INDEXES[dump.info.kind]
     data = dump.path.read_bytes()
@@ -344,7 +344,7 @@ def _dump_index(dump: FileDump) -> Iterator[dict]:
     summary.update(entries=len(entries), unusedSlots=summary["slots"] - len(entries))
     if dump.options.index_sanity_check:
         _sanity_check(dump, sanity_check, data)
-    elif trailing:  # the sanity check's own length rule (OIDX-4, TIDX-9)
+    elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
         size_error = f"{len(data)} bytes is not a whole number of {entry_size}-byte entries"
         dump.error(CorruptIndexError(size_error, position=0))
     if dump.options.verify_index_only:
@@ -433,7 +433,7 @@ def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
 
 
 def _dump_txn_index(dump: FileDump) -> Iterator[dict]:
-    """Whole 34-byte entries (TXN-5); a partial one is a torn append, reported as a tail."""
+    """Whole 34-byte entries (TXN-4); a partial one is a torn append, reported as a tail."""
     data = dump.path.read_bytes()
     trailing = len(data) % index.ABORTED_TXN_SIZE
     dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)

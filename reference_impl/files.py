@@ -1,4 +1,4 @@
-"""File and directory naming (spec/formats/file-naming.md, NAME-* and DIR-*).
+"""File and directory naming (spec/formats/file-naming.md, NAME-1 to NAME-9, DIR-1 to DIR-6).
 
 Segment files share one prefix, the segment's base offset as a decimal number
 zero-padded to at least 20 digits [LogFileUtils.java]::
@@ -8,7 +8,7 @@ zero-padded to at least 20 digits [LogFileUtils.java]::
     00000000000000000000.timeindex    time index
     00000000000000000000.txnindex     aborted-transaction index
     00000000000000000042.snapshot     producer state up to offset 42 (exclusive)
-    00000000000000000000.log.deleted  any of the above, scheduled for deletion (.cleaned, .swap alike)
+    00000000000000000000.log.deleted  scheduled for deletion (likewise .cleaned, .swap)
 
 KRaft metadata snapshots are ``<20-digit end offset>-<10-digit epoch>.checkpoint``
 [Snapshots.java], and ``bootstrap.checkpoint`` is the KRaft bootstrap snapshot;
@@ -76,7 +76,7 @@ def parse_java_long(text: str, *, bits: int = 64) -> int:
 
 
 def filename_prefix_from_offset(offset: int) -> str:
-    """NAME: the base offset, zero-padded to at least 20 digits, no grouping."""
+    """NAME-1: the base offset, zero-padded to at least 20 digits, no grouping."""
     if offset < 0:
         raise ValueError(f"a file name offset cannot be negative: {offset}")
     return f"{offset:0{OFFSET_WIDTH}d}"
@@ -99,19 +99,19 @@ def txn_index_file_name(base_offset: int, suffix: str = "") -> str:
 
 
 def producer_snapshot_file_name(end_offset: int, suffix: str = "") -> str:
-    """The snapshot is named after the offset it covers up to, exclusive."""
+    """NAME-5: the snapshot is named after the offset it covers up to, exclusive."""
     return filename_prefix_from_offset(end_offset) + PRODUCER_SNAPSHOT_FILE_SUFFIX + suffix
 
 
 def kraft_snapshot_file_name(end_offset: int, epoch: int) -> str:
-    """``<20-digit end offset>-<10-digit epoch>.checkpoint`` [Snapshots.filenameFromSnapshotId]."""
+    """NAME-7: ``<20-digit end offset>-<10-digit epoch>.checkpoint`` [Snapshots.java]."""
     if end_offset < 0 or epoch < 0:
         raise ValueError(f"snapshot id ({end_offset}, {epoch}) cannot be negative")
     return f"{end_offset:0{OFFSET_WIDTH}d}-{epoch:0{EPOCH_WIDTH}d}{KRAFT_SNAPSHOT_SUFFIX}"
 
 
 def offset_from_file_name(name: str) -> int:
-    """NAME-2, NAME-3, NAME-4: the text before the first ``.``, decimal digits of any count
+    """NAME-2, NAME-3: the text before the first ``.``, decimal digits of any count
     that fit in [0, 2^63-1]; anything else is ``invalid_file_name``.
 
     Kafka's Long.parseLong would also take a sign (NAME-3 deviation: ``-5.log`` would be a
@@ -127,7 +127,7 @@ def offset_from_file_name(name: str) -> int:
 
 
 def kraft_snapshot_id(name: str) -> tuple[int, int]:
-    """NAME-10: (end offset, epoch) read by position, characters 0-19 and 21-30, as
+    """NAME-8: (end offset, epoch) read by position, characters 0-19 and 21-30, as
     Snapshots.parse does; digits that do not parse are ``invalid_file_name``."""
     offset_text, epoch_text = name[:OFFSET_WIDTH], name[OFFSET_WIDTH + 1 : OFFSET_WIDTH + 11]
     if not (_DIGITS.fullmatch(offset_text) and _DIGITS.fullmatch(epoch_text)):
@@ -212,7 +212,7 @@ class FileInfo:
     """What ``classify`` learned from a file name alone.
 
     ``base_offset`` is the segment base offset (or a snapshot's end offset); it is
-    None when the name's number does not parse (NAME-2, NAME-3, NAME-10). ``marker`` is
+    None when the name's number does not parse (NAME-2, NAME-3, NAME-8). ``marker`` is
     ``deleted``/``cleaned``/``swap`` (or ``part`` for a partial KRaft snapshot).
     """
 
@@ -224,13 +224,14 @@ class FileInfo:
 
 
 def classify(path: str | Path) -> FileInfo:
-    """Say which kind of file ``path`` names; unknown names give ``FileKind.UNKNOWN``."""
+    """Say which kind of file ``path`` names (NAME-4, NAME-6, NAME-9); unknown names give
+    ``FileKind.UNKNOWN``."""
     name = Path(path).name
     fixed = _FIXED_NAMES.get(name)
     if fixed is not None:
         return FileInfo(fixed, name)
     for suffix, marker in _KRAFT_SUFFIXES.items():
-        if name.endswith(suffix):  # NAME-11: not a segment file in a deleted/temporary state
+        if name.endswith(suffix):  # NAME-9: not a segment file in a deleted/temporary state
             try:
                 end_offset, epoch = kraft_snapshot_id(name)
             except InvalidFileNameError:
@@ -238,7 +239,7 @@ def classify(path: str | Path) -> FileInfo:
             return FileInfo(FileKind.KRAFT_SNAPSHOT, name, end_offset, marker, epoch)
     parts = name.split(".")
     marker = None
-    if len(parts) >= 3 and parts[-1] in _MARKERS:  # NAME-6
+    if len(parts) >= 3 and parts[-1] in _MARKERS:  # NAME-4
         marker = parts.pop()
     if len(parts) == 2 and parts[1] in _SEGMENT_SUFFIXES:
         try:
@@ -275,19 +276,20 @@ class PartitionDirName:
 
 
 def parse_partition_dir_name(name: str) -> PartitionDirName:
-    """LocalLog.parseTopicPartitionName (DIR-*), raising ``InvalidFileNameError``.
+    """LocalLog.parseTopicPartitionName (DIR-3, DIR-4, DIR-5), raising ``InvalidFileNameError``.
 
     The name must contain ``-``; a ``-delete``/``-future``/``-stray`` name must match
     ``^(\\S+)-(\\S+)\\.(\\S+)<suffix>$`` and loses everything from its last ``.``;
     then the last ``-`` splits a non-empty topic from an int32 partition.
 
-    >>> parse_partition_dir_name("foo.bar-testtopic-42.0123456789abcdef0123456789abcdef-delete")
-    PartitionDirName(topic='foo.bar-testtopic', partition=42, kind=<DirKind.DELETE: 'delete'>, unique_id='0123456789abcdef0123456789abcdef')
+    >>> name = parse_partition_dir_name("foo.bar-testtopic-42.0123456789abcdef-delete")
+    >>> name.topic, name.partition, name.kind.value, name.unique_id
+    ('foo.bar-testtopic', 42, 'delete', '0123456789abcdef')
     """
 
     def invalid(why: str) -> InvalidFileNameError:
         return InvalidFileNameError(
-            f"{name!r} is not topic-partition or topic-partition.uniqueId-<delete|future|stray>: {why}",
+            f"{name!r} is not topic-partition[.uniqueId-delete|-future|-stray]: {why}",
             file=name,
         )
 
@@ -317,8 +319,9 @@ def log_dir_name(topic: str, partition: int) -> str:
 
 
 def log_dir_name_with_suffix(topic: str, partition: int, kind: DirKind, unique_id: str) -> str:
-    """``<topic>-<partition>.<uniqueId><suffix>``; delete and stray names cut the topic so the
-    whole name stays within 255 characters, future names are not capped [LocalLog.scala]."""
+    """DIR-1, DIR-2: ``<topic>-<partition>.<uniqueId><suffix>``; delete and stray names cut
+    the topic so the whole name stays within 255 characters, future names are not capped
+    [LocalLog.scala]."""
     if kind is DirKind.NORMAL:
         return log_dir_name(topic, partition)
     suffix = {v: k for k, v in _DIR_KIND_BY_SUFFIX.items()}[kind]

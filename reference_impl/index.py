@@ -1,7 +1,8 @@
-"""Offset, time and transaction index files (spec/formats/index-files.md, OIDX-*, TIDX-*, TXN-*).
+"""Offset, time and transaction index files (OIDX-*, TIDX-*, TXN-*).
 
-The offset and time indexes are arrays of fixed-size big-endian entries with no
-header, checksum or version [OffsetIndex.java, TimeIndex.java]::
+Pages: spec/formats/offset-index.md, time-index.md, transaction-index.md. The offset
+and time indexes are arrays of fixed-size big-endian entries with no header,
+checksum or version (OIDX-1, TIDX-1) [OffsetIndex.java, TimeIndex.java]::
 
     .index      relativeOffset int32 | position int32          8 bytes
     .timeindex  timestamp int64      | relativeOffset int32    12 bytes
@@ -11,7 +12,7 @@ name. Kafka preallocates both files with zeros and opens an existing file with
 ``entries = floor(length / entrySize)``, so the zero slots of an untrimmed file
 count as entries; readers find the end of the real entries with the stop rule
 (``used_entry_count``). The transaction index is a plain append-only file of
-34-byte AbortedTxn entries [TransactionIndex.java, AbortedTxn.java].
+34-byte AbortedTxn entries (TXN-1) [TransactionIndex.java, AbortedTxn.java].
 
 These are pure functions over bytes (or an mmap); the mutable OffsetIndex,
 TimeIndex and TransactionIndex classes build on them.
@@ -57,7 +58,7 @@ class TimestampOffset:
 
 @dataclass(frozen=True, slots=True)
 class AbortedTxn:
-    """A transaction-index entry: producer ``producer_id`` aborted ``[first_offset, last_offset]``."""
+    """A transaction-index entry: ``producer_id`` aborted ``[first_offset, last_offset]``."""
 
     producer_id: int
     first_offset: int
@@ -70,7 +71,7 @@ class AbortedTxn:
 
 
 def entry_count(length: int, entry_size: int) -> int:
-    """OIDX/TIDX: Kafka's entries for an opened file, zero slots included: floor(len/size)."""
+    """OIDX-9, TIDX-11: Kafka's entries for an opened file, zero slots included: floor(len/size)."""
     return length // entry_size
 
 
@@ -92,8 +93,9 @@ def relative_offset(offset: int, base_offset: int) -> int:
 
 
 def until_stop(entries: Iterable, base_offset: int) -> Iterator:
-    """The DumpLogSegments stop rule: the real entries end at the first slot ``i > 0`` whose
-    offset equals the base offset (relative offset 0: a zero-filled preallocated slot).
+    """OIDX-10, TIDX-12, DumpLogSegments' stop rule: the real entries end at the first slot
+    ``i > 0`` whose offset equals the base offset (relative offset 0: a zero-filled,
+    preallocated slot).
 
     Slot 0 may legitimately hold the base offset, so it never stops the walk. Lazy, so
     a 10 MiB preallocated index is not decoded past its last real entry.
@@ -133,8 +135,9 @@ def encode_offset_index_entry(entry: OffsetPosition, base_offset: int) -> bytes:
 def sanity_check_offset_index(
     buf, base_offset: int, *, entries: int | None = None, file: str | None = None
 ) -> None:
-    """OffsetIndex.sanityCheck (OIDX): raise ``CorruptIndexError`` when the index has entries
-    but its last offset is below the base offset, or its length is not a multiple of 8.
+    """OffsetIndex.sanityCheck (OIDX-2, OIDX-3): raise ``CorruptIndexError`` when the index
+    has entries but its last offset is below the base offset, or its length is not a
+    multiple of 8.
 
     ``entries`` defaults to a freshly opened file's count (zero slots included), so the
     last entry of an untrimmed index is a zero slot, whose offset is the base offset:
@@ -153,7 +156,8 @@ def sanity_check_offset_index(
 
 
 def lookup_offset(entries: list[OffsetPosition], target: int, base_offset: int) -> OffsetPosition:
-    """OffsetIndex.lookup: the entry with the largest offset <= target, else (baseOffset, 0)."""
+    """OIDX-6, OffsetIndex.lookup: the entry with the largest offset <= target, else
+    (baseOffset, 0)."""
     slot = bisect.bisect_right(entries, target, key=lambda e: e.offset) - 1
     return entries[slot] if slot >= 0 else OffsetPosition(base_offset, 0)
 
@@ -184,8 +188,9 @@ def encode_time_index_entry(entry: TimestampOffset, base_offset: int) -> bytes:
 def sanity_check_time_index(
     buf, base_offset: int, *, entries: int | None = None, file: str | None = None
 ) -> None:
-    """TimeIndex.sanityCheck (TIDX): with entries, the last timestamp must not be below the
-    first and the last offset not below the base offset; the length must be a multiple of 12.
+    """TimeIndex.sanityCheck (TIDX-5, TIDX-6, TIDX-7): with entries, the last timestamp must
+    not be below the first and the last offset not below the base offset; the length must be
+    a multiple of 12.
 
     On an untrimmed file the last entry is a zero slot, timestamp 0, so any index whose
     first timestamp is positive fails: Kafka then rebuilds it (a crash leaves such files).
@@ -213,7 +218,8 @@ def sanity_check_time_index(
 def lookup_timestamp(
     entries: list[TimestampOffset], target: int, base_offset: int
 ) -> TimestampOffset:
-    """TimeIndex.lookup: the entry with the largest timestamp <= target, else (-1, baseOffset)."""
+    """TIDX-8, TimeIndex.lookup: the entry with the largest timestamp <= target, else
+    (-1, baseOffset)."""
     slot = bisect.bisect_right(entries, target, key=lambda e: e.timestamp) - 1
     return entries[slot] if slot >= 0 else TimestampOffset(NO_TIMESTAMP, base_offset)
 
@@ -222,8 +228,8 @@ def lookup_timestamp(
 
 
 def decode_aborted_txn(buf, position: int = 0, *, file: str | None = None) -> AbortedTxn:
-    """One 34-byte entry. TXN version quirk: Kafka reads the version as the single signed
-    byte at offset 0 (the high byte of the int16) and rejects it only when > 0, so
+    """One 34-byte entry. TXN-2, TXN-3, the version quirk: Kafka reads the version as the
+    single signed byte at offset 0 (the high byte of the int16) and rejects it only when > 0, so
     ``00 01`` reads as version 0 and ``80 00`` as -128, both accepted.
 
     Kafka throws a plain KafkaException here, not CorruptIndexException; the category
@@ -241,7 +247,7 @@ def decode_aborted_txn(buf, position: int = 0, *, file: str | None = None) -> Ab
 
 
 def iter_txn_index(buf, *, file: str | None = None) -> Iterator[AbortedTxn]:
-    """Whole 34-byte entries only: a trailing partial entry is ignored, as Kafka's iterator does."""
+    """TXN-4: whole 34-byte entries only; a trailing partial entry is ignored, as in Kafka."""
     for slot in range(len(buf) // ABORTED_TXN_SIZE):
         yield decode_aborted_txn(buf, slot * ABORTED_TXN_SIZE, file=file)
 
@@ -251,7 +257,7 @@ def read_txn_index(buf, *, file: str | None = None) -> list[AbortedTxn]:
 
 
 def encode_aborted_txn(txn: AbortedTxn) -> bytes:
-    """Writers always write the int16 version 0 (AbortedTxn.CURRENT_VERSION)."""
+    """Writers always write the int16 version 0, ``00 00`` (TXN-1, Table 1)."""
     return ABORTED_TXN.pack(
         ABORTED_TXN_CURRENT_VERSION,
         txn.producer_id,
@@ -262,7 +268,7 @@ def encode_aborted_txn(txn: AbortedTxn) -> bytes:
 
 
 def sanity_check_txn_index(buf, base_offset: int, *, file: str | None = None) -> None:
-    """TransactionIndex.sanityCheck (TXN): no entry's lastOffset may be below the segment's
+    """TransactionIndex.sanityCheck (TXN-6): no entry's lastOffset may be below the segment's
     base offset. Entries are checked in file order, so a bad version stops the check first."""
     for slot, txn in enumerate(iter_txn_index(buf, file=file)):
         if txn.last_offset < base_offset:
@@ -293,12 +299,12 @@ class IndexMismatch:
     Offset index (index value: the entry's offset; log value: the lastOffset of the batch
     at the entry's position, -1 if none):
 
-    * ``no_batch_at_position``: no whole, CRC-valid batch starts at the position (OIDX-8);
+    * ``no_batch_at_position``: no whole, CRC-valid batch starts at the position (OIDX-5);
     * ``offset_below_batch``: the offset is below the batch's base offset, so an earlier
-      batch may hold it and lookups would skip it (OIDX-8);
+      batch may hold it and lookups would skip it (OIDX-5);
     * ``offset_inside_batch``: the offset is in the batch but not its last one;
     * ``offset_beyond_batch``: the offset lies after that batch, as a follower writes when
-      it appends a fetched chunk of several batches at once (allowed by OIDX-10).
+      it appends a fetched chunk of several batches at once (allowed by OIDX-7).
 
     Time index (index value: the entry's offset or timestamp; log value: the batch's):
 
@@ -325,7 +331,7 @@ def verify_offset_index(
     entries: list[OffsetPosition], batch_at: Callable[[int], BatchSpan | None]
 ) -> list[IndexMismatch]:
     """DumpLogSegments' offset-index check: each entry's offset is the lastOffset of the
-    batch starting at its position (stricter than OIDX-8, see IndexMismatch).
+    batch starting at its position (stricter than OIDX-5, see IndexMismatch).
 
     ``batch_at(position)`` returns the whole, CRC-valid batch starting exactly at
     ``position``, or None (a position inside a batch or past the end).
@@ -337,9 +343,9 @@ def verify_offset_index(
             mismatches.append(IndexMismatch("no_batch_at_position", slot, entry.offset, -1))
         elif entry.offset != batch.last_offset:
             if entry.offset > batch.last_offset:
-                kind, allowed_by = "offset_beyond_batch", "OIDX-10"
+                kind, allowed_by = "offset_beyond_batch", "OIDX-7"
             elif entry.offset >= batch.base_offset:
-                kind, allowed_by = "offset_inside_batch", "OIDX-10"
+                kind, allowed_by = "offset_inside_batch", "OIDX-7"
             else:
                 kind, allowed_by = "offset_below_batch", None
             mismatches.append(
@@ -354,7 +360,7 @@ def verify_time_index(
     base_offset: int,
     find_batch: Callable[[int, int], BatchSpan | None],
 ) -> list[IndexMismatch]:
-    """DumpLogSegments.dumpTimeIndex's checks (stricter than TIDX-4/TIDX-13), entry by entry:
+    """DumpLogSegments.dumpTimeIndex's checks (stricter than TIDX-2/TIDX-9), entry by entry:
 
     1. position = the offset index's lookup(entry.offset) (position 0 if it has none);
     2. ``find_batch(position, offset)``: the first batch from there whose lastOffset >= offset;
@@ -370,14 +376,14 @@ def verify_time_index(
         position = lookup_offset(offset_entries, entry.offset, base_offset).position
         batch = find_batch(position, entry.offset)
         if batch is None:
-            mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, -1, "TIDX-13"))
+            mismatches.append(IndexMismatch("offset_not_found", slot, entry.offset, -1, "TIDX-9"))
         elif batch.last_offset != entry.offset:
-            # A leader indexes the record carrying the max timestamp, inside its batch (TIDX-4
-            # holds for it); an offset below the batch was removed by compaction (TIDX-13).
+            # A leader indexes the record carrying the max timestamp, inside its batch (TIDX-2
+            # holds for it); an offset below the batch was removed by compaction (TIDX-9).
             if batch.base_offset <= entry.offset:
-                kind, allowed_by = "offset_inside_batch", "TIDX-4"
+                kind, allowed_by = "offset_inside_batch", "TIDX-2"
             else:
-                kind, allowed_by = "offset_not_found", "TIDX-13"
+                kind, allowed_by = "offset_not_found", "TIDX-9"
             mismatches.append(
                 IndexMismatch(kind, slot, entry.offset, batch.last_offset, allowed_by)
             )
@@ -385,7 +391,7 @@ def verify_time_index(
             if batch.max_timestamp != entry.timestamp:
                 mismatches.append(
                     IndexMismatch(
-                        "timestamp_mismatch", slot, entry.timestamp, batch.max_timestamp, "TIDX-13"
+                        "timestamp_mismatch", slot, entry.timestamp, batch.max_timestamp, "TIDX-9"
                     )
                 )
             if previous >= entry.timestamp:

@@ -1,4 +1,4 @@
-"""Producer state: the ``<offset>.snapshot`` file codec (spec/formats/producer-snapshot.md, SNAP-*).
+"""Producer state: the ``<offset>.snapshot`` file codec (spec/formats/producer-snapshot.md).
 
 A snapshot records, for each producer id, what a broker needs to keep
 idempotence and transactions across restarts. The file is named after the
@@ -36,7 +36,7 @@ INT32_MAX = 2**31 - 1
 
 @dataclass(frozen=True, slots=True)
 class ProducerSnapshotEntry:
-    """One producer's state as a snapshot stores it.
+    """One producer's state as a snapshot stores it (SNAP-1, SNAP-6, SNAP-7).
 
     ``last_offset >= 0`` means batch metadata is present (lastSequence, lastOffset,
     offsetDelta, timestamp describe the producer's last batch); ``-1`` means none.
@@ -71,7 +71,8 @@ class ProducerSnapshotEntry:
 
 
 def read_snapshot(data: bytes, *, file: str | None = None) -> list[ProducerSnapshotEntry]:
-    """Decode a snapshot, raising ``CorruptSnapshotError`` as Kafka's readSnapshot would.
+    """Decode a snapshot (SNAP-1 to SNAP-5), raising ``CorruptSnapshotError`` as Kafka's
+    readSnapshot would.
 
     Every error concerns the whole file, so its position is 0 (ERR-3). The checks
     run in Kafka's order: the structure must parse (header, then
@@ -119,7 +120,7 @@ def snapshot_trailing_bytes(data: bytes) -> int:
 
 
 def write_snapshot(entries: Iterable[ProducerSnapshotEntry]) -> bytes:
-    """Encode a version-1 snapshot: what Kafka's writeSnapshot puts on disk, byte for byte."""
+    """SNAP-8: a version-1 snapshot, what Kafka's writeSnapshot puts on disk, byte for byte."""
     entries = list(entries)
     body = bytearray(struct.pack(">i", len(entries)))
     for entry in entries:

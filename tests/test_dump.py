@@ -128,7 +128,7 @@ def segment(tmp_path) -> Path:
 # --- DumpLogSegmentsTest ------------------------------------------------------------------------
 
 
-@pytest.mark.req("OIDX-14", "OIDX-13")
+@pytest.mark.req("OIDX-10", "OIDX-9")
 def test_dump_index_mismatches(segment):
     """DumpLogSegmentsTest#testDumpIndexMismatches: a flushed, untrimmed index has none."""
     events = run_json("--verify-index-only", segment.with_suffix(".index"))
@@ -138,7 +138,7 @@ def test_dump_index_mismatches(segment):
     assert [e for e in events if e["type"] != "summary"] == []  # verify-only prints no entries
 
 
-@pytest.mark.req("TIDX-17")
+@pytest.mark.req("TIDX-12")
 def test_dump_time_index_errors(segment):
     """DumpLogSegmentsTest#testDumpTimeIndexErrors: no mismatch, out-of-order or missing offset."""
     summary = summaries(run_json("--verify-index-only", segment.with_suffix(".timeindex")))
@@ -146,7 +146,6 @@ def test_dump_time_index_errors(segment):
     assert summary["00000000000000000000.timeindex"]["entries"] == 3
 
 
-@pytest.mark.req("OIDX-3")
 def test_dump_empty_index(segment):
     """DumpLogSegmentsTest#testDumpEmptyIndex: a 0-byte index is reported empty."""
     empty = segment.with_suffix(".index")
@@ -156,7 +155,7 @@ def test_dump_empty_index(segment):
     assert "empty" in run(empty, expect=0).stdout
 
 
-@pytest.mark.req("FRAME-8", "FRAME-10")
+@pytest.mark.req("FRAME-7", "FRAME-9")
 def test_print_data_log_partial_batches(segment):
     """DumpLogSegmentsTest#testPrintDataLogPartialBatches: --max-bytes N reads the batches that
     fit in N bytes, and reports no tail; without it, bytes after the last batch are reported."""
@@ -340,7 +339,7 @@ def test_bad_records_in_deep_mode(tmp_path):
     assert run_json(tmp_path / "bad-0", expect=0)  # the shallow dump does not read records
 
 
-@pytest.mark.req("FRAME-7", "FRAME-4")
+@pytest.mark.req("FRAME-6", "FRAME-3")
 def test_bad_magic_is_stepped_over_but_a_bad_size_stops(tmp_path):
     raws = three_batches()
     bad = bytearray(raws[1])
@@ -400,7 +399,7 @@ def test_index_entries_and_sanity_check(segment):
     assert time_summary["errors"][0]["category"] == "corrupt_index"
 
 
-@pytest.mark.req("OIDX-4")
+@pytest.mark.req("OIDX-2")
 def test_index_with_a_partial_entry(tmp_path, segment):
     path = segment.with_suffix(".index")
     path.write_bytes(path.read_bytes()[:27])
@@ -587,7 +586,7 @@ MULTISEG = "kafka-3.x-3brokers-multiseg/tmp"
 
 
 @pytest.mark.corpus
-@pytest.mark.req("OIDX-10")
+@pytest.mark.req("OIDX-7")
 def test_follower_offset_index_entries_lie_beyond_the_batch_at_their_position(corpus):
     """SOURCES.md oddity 1: a follower indexes a fetched chunk of several batches with the
     chunk's last offset and start position; Kafka's check reports each such entry."""
@@ -599,15 +598,15 @@ def test_follower_offset_index_entries_lie_beyond_the_batch_at_their_position(co
     beyond = "offset_beyond_batch"
     assert found == {
         "00000000000000000000.index": [
-            (beyond, 1, 5664, 5152, "OIDX-10"), (beyond, 7, 9248, 8736, "OIDX-10"),
-            (beyond, 15, 12509, 12460, "OIDX-10"), (beyond, 16, 12615, 12559, "OIDX-10"),
-            (beyond, 27, 15273, 15200, "OIDX-10"), (beyond, 29, 15607, 15517, "OIDX-10"),
-            (beyond, 49, 21248, 21205, "OIDX-10"), (beyond, 51, 22520, 22457, "OIDX-10"),
-            (beyond, 55, 23393, 23359, "OIDX-10"), (beyond, 66, 25753, 25740, "OIDX-10"),
-            (beyond, 84, 29350, 29340, "OIDX-10"),
+            (beyond, 1, 5664, 5152, "OIDX-7"), (beyond, 7, 9248, 8736, "OIDX-7"),
+            (beyond, 15, 12509, 12460, "OIDX-7"), (beyond, 16, 12615, 12559, "OIDX-7"),
+            (beyond, 27, 15273, 15200, "OIDX-7"), (beyond, 29, 15607, 15517, "OIDX-7"),
+            (beyond, 49, 21248, 21205, "OIDX-7"), (beyond, 51, 22520, 22457, "OIDX-7"),
+            (beyond, 55, 23393, 23359, "OIDX-7"), (beyond, 66, 25753, 25740, "OIDX-7"),
+            (beyond, 84, 29350, 29340, "OIDX-7"),
         ],
-        "00000000000000030626.index": [(beyond, 0, 60610, 36306, "OIDX-10")],
-        "00000000000000060611.index": [(beyond, 0, 90866, 62594, "OIDX-10")],
+        "00000000000000030626.index": [(beyond, 0, 60610, 36306, "OIDX-7")],
+        "00000000000000060611.index": [(beyond, 0, 90866, 62594, "OIDX-7")],
     }  # fmt: skip
     broker0 = summaries(run_json("--verify-index-only", corpus / MULTISEG / "kafka-logs/invoice-0"))
     assert len(broker0["00000000000000000000.index"]["mismatches"]) == 16
@@ -630,11 +629,11 @@ def test_leader_time_index_entries_point_inside_batches(corpus):
         "00000000000000060611.timeindex": (59, {"offset_inside_batch"}),
     }
     first = leader["00000000000000000000.timeindex"]["mismatches"][0]
-    assert (first["indexValue"], first["logValue"], first["allowedBy"]) == (1175, 1177, "TIDX-4")
+    assert (first["indexValue"], first["logValue"], first["allowedBy"]) == (1175, 1177, "TIDX-2")
 
 
 @pytest.mark.corpus
-@pytest.mark.req("TIDX-13")
+@pytest.mark.req("TIDX-9")
 def test_time_index_entry_of_an_offset_removed_by_compaction(corpus):
     """SOURCES.md oddity 3: (1776190309898, 20) in a segment whose first batch is offset 23."""
     path = corpus / "kraft-metadata-multiseg/kafka-data/__consumer_offsets-13"
@@ -642,7 +641,7 @@ def test_time_index_entry_of_an_offset_removed_by_compaction(corpus):
     summary = summaries(run_json("--verify-index-only", path, expect=0))[path.name]
     assert summary["mismatches"] == [
         {"kind": "offset_not_found", "slot": 0, "indexValue": 20, "logValue": 23,
-         "allowedBy": "TIDX-13"}
+         "allowedBy": "TIDX-9"}
     ]  # fmt: skip
     entries = [e for e in run_json(path) if e["type"] == "time_index_entry"]
     assert [(e["timestamp"], e["offset"]) for e in entries] == [(1776190309898, 20)]
