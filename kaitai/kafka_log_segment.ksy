@@ -468,12 +468,10 @@ types:
           allowed below magic 2).
       - id: unparsed_tail
         size-eos: true
-        valid:
-          expr: _.length == 0
         doc: |
-          Must be empty: the key and value fill the message exactly. (Kafka's
-          LegacyRecord does not check this, but the bytes would be covered by
-          the CRC without belonging to any field.)
+          Normally empty. Bytes after the value are covered by the CRC but
+          belong to no field; readers ignore them, as Kafka's LegacyRecord
+          does (LEGACY-20).
     instances:
       compression:
         value: attributes & 0x07

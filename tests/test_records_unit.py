@@ -1533,3 +1533,18 @@ def test_error_order():
     batch = read_batch(recrc(bytes(raw)))
     batch.ensure_valid()
     expect(Category.UNSUPPORTED_COMPRESSION, batch.records)
+
+
+@pytest.mark.req("LEGACY-20")
+@pytest.mark.parametrize("magic", [0, 1])
+def test_legacy_bytes_after_value_are_ignored(magic):
+    """LegacyRecord reads key and value as size-delimited slices, so extra bytes inside the
+    message (still covered by the CRC) are ignored, not rejected."""
+    entry = bytearray(encode_message(7, magic, b"k", b"v", timestamp=5 if magic else -1))
+    entry += b"\xaa\xbb"  # two stray bytes after the value
+    struct.pack_into(">i", entry, 8, len(entry) - 12)
+    struct.pack_into(">I", entry, 12, zlib.crc32(bytes(entry[16:])))
+    (batch,) = list(iter_batches(bytes(entry)))
+    batch.ensure_valid()
+    (record,) = batch.records()
+    assert (record.offset, record.key, record.value) == (7, b"k", b"v")

@@ -185,9 +185,6 @@ class KafkaLogSegment(KaitaiStruct):
                 self.value = self._io.read_bytes(self.len_value)
 
             self.unparsed_tail = self._io.read_bytes_full()
-            _ = self.unparsed_tail
-            if not len(_) == 0:
-                raise kaitaistruct.ValidationExprError(self.unparsed_tail, self._io, u"/types/legacy_message/seq/8")
 
 
         def _fetch_instances(self):

@@ -82,10 +82,8 @@ class LegacyBatch:
             value, pos = _read_blob(raw, pos, "value")
         except KafkaLogError as exc:
             raise exc.located(offset=offset, **where)
-        if pos != len(raw):
-            raise _invalid(f"{len(raw) - pos} bytes after the message value").located(
-                offset=offset, **where
-            )
+        # LEGACY-20: bytes after the value (inside the size, covered by the CRC) are
+        # ignored, as LegacyRecord's size-delimited key()/value() slices ignore them.
         return cls(
             offset, crc, magic, attributes, timestamp, key, value, bytes(raw), position, file
         )
