@@ -80,6 +80,9 @@ def dump(paths, deep, print_data, index_sanity_check, verify_index_only, max_byt
     snapshots batch by batch (records with --deep), .index/.timeindex/.txnindex
     entries, producer .snapshot files, the text checkpoints, partition.metadata,
     meta.properties and .kafka_cleanshutdown. Directories are walked recursively.
+
+    Exit status: 0 clean; 1 when a file has errors, CRC failures, index mismatches
+    the spec does not allow, or trailing bytes; 2 when the command cannot run.
     """
     options = DumpOptions(deep, print_data, index_sanity_check, verify_index_only, max_bytes)
     err = Console(stderr=True, highlight=False, soft_wrap=True)
@@ -249,9 +252,9 @@ class _TextRenderer:
         s = file_dump.summary
         facts = []
         if s["batches"] is not None:
-            facts.append(f"{s['batches']} batches")
+            facts.append(_count(s["batches"], "batch", "batches"))
         else:
-            facts.append(f"{s['entries']} entries")
+            facts.append(_count(s["entries"], "entry", "entries"))
         if "unusedSlots" in s and s["unusedSlots"]:
             facts.append(f"{s['unusedSlots']} unused (zero) slots")
         if s["validBytes"] is not None:
@@ -280,6 +283,10 @@ class _TextRenderer:
             where = f" ({where})" if where else ""
             self.console.print(f"  [red]error[/] {e['category']}: {escape(e['message'])}{where}")
         self.console.print()
+
+
+def _count(n: int, one: str, many: str) -> str:
+    return f"{n} {one if n == 1 else many}"
 
 
 def _preview(blob: str | None) -> str:

@@ -443,11 +443,23 @@ def _dump_txn_index(dump: FileDump) -> Iterator[dict]:
     if dump.options.index_sanity_check and dump.info.base_offset is not None:
         _sanity_check(dump, index.sanity_check_txn_index, data)
     try:
-        for txn in index.iter_txn_index(data, file=dump.file):
-            yield {"type": "txn_index_entry", **_fields(txn)}
+        txns = index.read_txn_index(data, file=dump.file)
     except KafkaLogError as exc:
         if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
             dump.error(exc)
+        txns = list(_good_prefix(data))
+    dump.summary["entries"] = len(txns)
+    if not dump.options.index_sanity_check:
+        for txn in txns:
+            yield {"type": "txn_index_entry", **_fields(txn)}
+
+
+def _good_prefix(data: bytes) -> Iterator[index.AbortedTxn]:
+    """The entries before the first one that does not decode."""
+    try:
+        yield from index.iter_txn_index(data)
+    except KafkaLogError:
+        return
 
 
 # --- producer snapshots and text files ---------------------------------------------------
