@@ -1548,3 +1548,33 @@ def test_legacy_bytes_after_value_are_ignored(magic):
     batch.ensure_valid()
     (record,) = batch.records()
     assert (record.offset, record.key, record.value) == (7, b"k", b"v")
+
+
+@pytest.mark.req("FRAME-11")
+def test_scanner_rejects_entry_above_max_message_bytes():
+    batch = build_record_batch([SimpleRecord(value=b"x" * 100)])
+    assert len(list(iter_batches(batch, max_message_bytes=len(batch)))) == 1
+    with pytest.raises(KafkaLogError) as info:
+        list(iter_batches(batch, max_message_bytes=len(batch) - 1))
+    assert info.value.category is Category.RECORD_TOO_LARGE
+    assert info.value.position == 0
+
+
+@pytest.mark.req("FRAME-12")
+@pytest.mark.parametrize(
+    ("segment_base", "batch_base", "ok"),
+    [(0, 0, True), (100, 99, True), (100, 98, False), (0, 2**31 - 2, True), (0, 2**31 - 1, False)],
+)
+def test_scanner_rejects_offsets_outside_the_segment_range(segment_base, batch_base, ok):
+    """Two records: last offset = batch_base + 1, which must lie in [base, base + 2^31 - 1]."""
+    data = build_record_batch(
+        [SimpleRecord(value=b"a"), SimpleRecord(value=b"b")], base_offset=batch_base
+    )
+    scan = iter_batches(data, base_offset=segment_base)
+    if ok:
+        assert [b.last_offset for b in scan] == [batch_base + 1]
+        return
+    with pytest.raises(KafkaLogError) as info:
+        list(scan)
+    assert info.value.category is Category.OFFSET_OVERFLOW
+    assert info.value.offset == batch_base + 1

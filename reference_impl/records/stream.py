@@ -23,6 +23,7 @@ from typing import BinaryIO
 from ..errors import Category, CorruptRecordError
 from .batch import LOG_OVERHEAD, RecordBatch
 from .legacy import LegacyBatch
+from .record import INT32_MAX
 
 HEADER_SIZE_UP_TO_MAGIC = 17
 MIN_ENTRY_SIZE = 14  # LegacyRecord.RECORD_OVERHEAD_V0
@@ -64,13 +65,28 @@ class _FileSource:
 
 class BatchScanner:
     """Iterates the whole entries of ``[start, end)``; afterwards ``valid_bytes`` is where
-    the last whole entry ended and ``end`` the logical end (trailing bytes = end - valid_bytes)."""
+    the last whole entry ended and ``end`` the logical end (trailing bytes = end - valid_bytes).
 
-    def __init__(self, source, end: int, *, start: int = 0, file: str | None = None) -> None:
+    Two optional checks need context the bytes do not carry: ``max_message_bytes``
+    (FRAME-11) and the segment's ``base_offset`` for the relative-offset range (FRAME-12).
+    """
+
+    def __init__(
+        self,
+        source,
+        end: int,
+        *,
+        start: int = 0,
+        file: str | None = None,
+        max_message_bytes: int | None = None,
+        base_offset: int | None = None,
+    ) -> None:
         self.source = source
         self.start = start
         self.end = end
         self.file = file
+        self.max_message_bytes = max_message_bytes
+        self.base_offset = base_offset
         self.valid_bytes = start
 
     def __iter__(self) -> Iterator[Batch]:
@@ -87,14 +103,39 @@ class BatchScanner:
                 )  # fmt: skip
             if position > self.end - LOG_OVERHEAD - size:
                 return  # FRAME: an entry only partly present ends the walk quietly
+            self._check_size(size, position, offset)
             raw = self.source.read(position, LOG_OVERHEAD + size)
-            yield parse_entry(raw, magic, position=position, file=self.file, offset=offset)
+            batch = parse_entry(raw, magic, position=position, file=self.file, offset=offset)
+            self._check_offset_range(batch)
+            yield batch
             position += LOG_OVERHEAD + size
             self.valid_bytes = position
 
     @property
     def trailing_bytes(self) -> int:
         return self.end - self.valid_bytes
+
+    def _check_size(self, size: int, position: int, offset: int) -> None:
+        """FRAME-11: an entry longer than max.message.bytes is refused before it is read."""
+        if self.max_message_bytes is not None and LOG_OVERHEAD + size > self.max_message_bytes:
+            raise CorruptRecordError(
+                Category.RECORD_TOO_LARGE,
+                f"entry of {LOG_OVERHEAD + size} bytes exceeds max.message.bytes "
+                f"{self.max_message_bytes}",
+                file=self.file, position=position, offset=offset,
+            )  # fmt: skip
+
+    def _check_offset_range(self, batch: Batch) -> None:
+        """FRAME-12: the last offset must fit an int32 relative to the segment's base offset."""
+        if self.base_offset is None:
+            return
+        relative = batch.last_offset - self.base_offset
+        if not 0 <= relative <= INT32_MAX:
+            raise CorruptRecordError(
+                Category.OFFSET_OVERFLOW,
+                f"last offset {batch.last_offset} is {relative} from base offset {self.base_offset}",
+                file=self.file, position=batch.position, offset=batch.last_offset,
+            )  # fmt: skip
 
 
 def parse_entry(raw: bytes, magic: int, *, position: int, file: str | None, offset: int) -> Batch:
@@ -108,21 +149,24 @@ def parse_entry(raw: bytes, magic: int, *, position: int, file: str | None, offs
     )
 
 
-def iter_batches(data, *, file: str | None = None, start: int = 0, end: int | None = None):
-    """Scan the entries of an in-memory .log image (bytes, bytearray or memoryview)."""
+def iter_batches(
+    data, *, file: str | None = None, start: int = 0, end: int | None = None, **checks
+):
+    """Scan the entries of an in-memory .log image (bytes, bytearray or memoryview).
+
+    ``checks``: ``max_message_bytes`` and ``base_offset``, see BatchScanner."""
     end = len(data) if end is None else min(end, len(data))
-    return BatchScanner(_BytesSource(data), end, start=start, file=file)
+    return BatchScanner(_BytesSource(data), end, start=start, file=file, **checks)
 
 
 def iter_file_batches(
-    handle: BinaryIO, *, file: str | None = None, start: int = 0, end: int | None = None
+    handle: BinaryIO, *, file: str | None = None, start: int = 0, end: int | None = None, **checks
 ) -> BatchScanner:
-    """Scan the entries of an open .log file without loading it."""
+    """Scan the entries of an open .log file without loading it (``checks`` as iter_batches)."""
     size = os.fstat(handle.fileno()).st_size
     end = size if end is None else min(end, size)
-    return BatchScanner(
-        _FileSource(handle), end, start=start, file=file or getattr(handle, "name", None)
-    )
+    name = file or getattr(handle, "name", None)
+    return BatchScanner(_FileSource(handle), end, start=start, file=name, **checks)
 
 
 def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:
