@@ -44,6 +44,7 @@ from .retention import LogRetention
 from .roll import RollParams
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .timestamp_lookup import fetch_offset_by_timestamp
 
 INT32_MAX = 2**31 - 1
 
@@ -171,6 +172,14 @@ class Log(LogRetention):
     def size(self) -> int:
         return self.segments.size_in_bytes()
 
+    def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
+        """EPOCH: a new leader records where its epoch starts (Kafka, on becoming leader)."""
+        self.leader_epoch_cache.assign(leader_epoch, start_offset)
+
+    @property
+    def latest_epoch(self) -> int | None:
+        return self.leader_epoch_cache.latest_epoch()
+
     def _update_log_start_offset(self, offset: int) -> None:
         """A new log start offset raises the recovery point with it."""
         self.log_start_offset = offset
@@ -229,12 +238,13 @@ class Log(LogRetention):
             if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
                 info.log_append_time = result.log_append_time
         elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
+            first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
             raise LogOperationError(
                 Category.UNEXPECTED_APPEND_OFFSET,
                 f"first offset (or, for a legacy batch, its last offset) "
                 f"{info.first_or_last_offset_of_first_batch} is less than the next offset "
-                f"{self.log_end_offset}",
-                offset=info.first_or_last_offset_of_first_batch,
+                f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
+                offset=first,
             )
         # EPOCH: Kafka updates the epoch cache here, before the segment-size check below
         for batch in iter_memory_batches(valid):
@@ -329,14 +339,11 @@ class Log(LogRetention):
             max_metadata = self.local_log.convert_to_offset_metadata_or_throw(max_offset)
         return self.local_log.read(start_offset, max_bytes, min_one_message, max_metadata)
 
-    def find_offset_by_timestamp(self, timestamp: int) -> TimestampAndOffset | None:
-        """The first record with a timestamp >= ``timestamp`` at or after the log start
-        offset: found in the first segment whose largest timestamp reaches it."""
+    def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
+        """READ: ListOffsets, the first offset whose record timestamp is >= the target, or a
+        special target (timestamp_lookup.py)."""
         self._begin()
-        for segment in self.segments.values():
-            if segment.largest_timestamp() >= timestamp:
-                return segment.find_offset_by_timestamp(timestamp, self.log_start_offset)
-        return None
+        return fetch_offset_by_timestamp(self, target_timestamp)
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, target_offset: int) -> bool:
