@@ -170,7 +170,7 @@ class LogSegment:
         return ts if ts is not None and ts >= 0 else LONG_MAX
 
     # --- max timestamp so far ---
-    def readmax_timestamp_and_offset_so_far(self) -> TimestampOffset:
+    def read_max_timestamp_and_offset_so_far(self) -> TimestampOffset:
         """Loaded lazily from the time index's last entry (stale until recomputed)."""
         if self.max_timestamp_and_offset_so_far is None:
             self.max_timestamp_and_offset_so_far = self.time_index.last_entry()
@@ -178,11 +178,11 @@ class LogSegment:
 
     @property
     def max_timestamp_so_far(self) -> int:
-        return self.readmax_timestamp_and_offset_so_far().timestamp
+        return self.read_max_timestamp_and_offset_so_far().timestamp
 
     @property
     def shallow_offset_of_max_timestamp_so_far(self) -> int:
-        return self.readmax_timestamp_and_offset_so_far().offset
+        return self.read_max_timestamp_and_offset_so_far().offset
 
     def largest_record_timestamp(self) -> int | None:
         ts = self.max_timestamp_so_far
@@ -388,9 +388,12 @@ class LogSegment:
         """The final time-index entry if a max timestamp is known, trim the indexes,
         fsync and trim the .log."""
         if self.max_timestamp_and_offset_so_far is not None:
-            self.time_index.maybe_append(
-                self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
-            )
+            try:
+                self.time_index.maybe_append(
+                    self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
+                )
+            except KafkaLogError:
+                pass  # Kafka logs and swallows it: closing must still release the files
         self._lazy_offset_index.close()
         self._lazy_time_index.close()
         trims = self.log.size < self.log.physical_size()
