@@ -303,3 +303,14 @@ def test_corpus_examples(corpus):
     )
     metadata = kraft / "__cluster_metadata-0/partition.metadata"
     assert ckpt.read_partition_metadata(metadata.read_bytes()).topic_id == "AAAAAAAAAAAAAAAAAAAAAQ"
+
+
+@pytest.mark.corpus
+@pytest.mark.req("CKPT-11")
+def test_corpus_leader_epochs_strictly_increase(corpus):
+    paths = sorted(corpus.rglob("leader-epoch-checkpoint"))
+    assert len(paths) == 559
+    for path in paths:
+        entries = ckpt.read_leader_epoch_checkpoint(path.read_bytes())
+        for earlier, later in zip(entries, entries[1:], strict=False):
+            assert earlier.epoch < later.epoch and earlier.start_offset < later.start_offset

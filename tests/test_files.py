@@ -272,3 +272,16 @@ def test_every_corpus_partition_dir_parses_and_every_segment_name_is_canonical(c
             assert path.name.split(".")[0] == f"{info.base_offset:020d}"
         if info.kind is FileKind.KRAFT_SNAPSHOT:
             assert path.name == kraft_snapshot_file_name(info.base_offset, info.epoch)
+
+
+@pytest.mark.corpus
+@pytest.mark.req("DIR-6")
+def test_every_subdirectory_of_a_corpus_log_dir_is_a_partition_dir(corpus):
+    log_dirs = [p.parent for p in corpus.rglob("meta.properties")]
+    assert len(log_dirs) == 16
+    subdirs = [d for log_dir in log_dirs for d in log_dir.iterdir() if d.is_dir()]
+    assert len(subdirs) == 612
+    for directory in subdirs:
+        parse_partition_dir_name(directory.name)
+    root_files = [f for d in log_dirs for f in d.iterdir() if f.is_file()]
+    assert all(classify(f).kind is not FileKind.UNKNOWN for f in root_files)

@@ -370,3 +370,28 @@ def test_spec_worked_example_leader_index(corpus):
     assert len(times) == 74
     assert times[0] == TimestampOffset(1766799084709, 21301)
     assert times[-1] == TimestampOffset(1766802778666, 24650)
+
+
+@pytest.mark.corpus
+@pytest.mark.req("TIDX-2")
+def test_corpus_time_index_entries_bound_every_earlier_record(corpus):
+    """TIDX-2 on every corpus time index that has its .log: no record at an offset up to O has
+    a timestamp above T. It holds for the leader's record-level entries too, which is why a
+    verifier must accept an offset inside a batch (index.verify_time_index)."""
+    from reference_impl.records import iter_file_batches
+
+    checked = 0
+    for path in corpus_indexes(corpus, FileKind.TIME_INDEX):
+        log, data = path.with_suffix(".log"), path.read_bytes()
+        if not data or not log.exists():
+            continue
+        entries = index.read_time_index(data, classify(path).base_offset)
+        with open(log, "rb") as handle:
+            records = [
+                (r.offset, r.timestamp) for b in iter_file_batches(handle) for r in b.records()
+            ]
+        for entry in entries:
+            later = [r for r in records if r[0] <= entry.offset and r[1] > entry.timestamp]
+            assert not later, (path, entry, later[:3])
+        checked += 1
+    assert checked == 29
