@@ -1560,7 +1560,7 @@ def test_scanner_rejects_entry_above_max_message_bytes():
     assert info.value.position == 0
 
 
-@pytest.mark.req("FRAME-12")
+@pytest.mark.req("FRAME-12", "ERR-4")
 @pytest.mark.parametrize(
     ("segment_base", "batch_base", "ok"),
     [(0, 0, True), (100, 99, True), (100, 98, False), (0, 2**31 - 2, True), (0, 2**31 - 1, False)],
@@ -1577,4 +1577,4 @@ def test_scanner_rejects_offsets_outside_the_segment_range(segment_base, batch_b
     with pytest.raises(KafkaLogError) as info:
         list(scan)
     assert info.value.category is Category.OFFSET_OVERFLOW
-    assert info.value.offset == batch_base + 1
+    assert info.value.offset == batch_base  # ERR-4: the entry's own offset field

@@ -103,10 +103,10 @@ class BatchScanner:
                 )  # fmt: skip
             if position > self.end - LOG_OVERHEAD - size:
                 return  # FRAME: an entry only partly present ends the walk quietly
-            self._check_size(size, position, offset)
             raw = self.source.read(position, LOG_OVERHEAD + size)
             batch = parse_entry(raw, magic, position=position, file=self.file, offset=offset)
-            self._check_offset_range(batch)
+            self._check_size(size, position, offset)  # ERR-5: after magic and minimum size
+            self._check_offset_range(batch, offset)
             yield batch
             position += LOG_OVERHEAD + size
             self.valid_bytes = position
@@ -125,7 +125,7 @@ class BatchScanner:
                 file=self.file, position=position, offset=offset,
             )  # fmt: skip
 
-    def _check_offset_range(self, batch: Batch) -> None:
+    def _check_offset_range(self, batch: Batch, offset: int) -> None:
         """FRAME-12: the last offset must fit an int32 relative to the segment's base offset."""
         if self.base_offset is None:
             return
@@ -134,7 +134,7 @@ class BatchScanner:
             raise CorruptRecordError(
                 Category.OFFSET_OVERFLOW,
                 f"last offset {batch.last_offset} is {relative} from base offset {self.base_offset}",
-                file=self.file, position=batch.position, offset=batch.last_offset,
+                file=self.file, position=batch.position, offset=offset,  # ERR-4: the entry's field
             )  # fmt: skip
 
 
