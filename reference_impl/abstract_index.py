@@ -100,12 +100,12 @@ class AbstractIndex:
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         newly_created = not self.file.exists()
+        if newly_created and max_index_size < self.entry_size:
+            # INDEX-3: refused before the file exists (Kafka creates it, then throws)
+            raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
         fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
         self._handle = os.fdopen(fd, "r+b", buffering=0)
         if newly_created:
-            if max_index_size < self.entry_size:
-                self._handle.close()
-                raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
             os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.entry_size))
         self.length = os.fstat(fd).st_size
         self.max_entries = self.length // self.entry_size

@@ -30,6 +30,7 @@ class Category(StrEnum):
     CORRUPT_CHECKPOINT = "corrupt_checkpoint"
     INVALID_FILE_NAME = "invalid_file_name"
     # log operations (spec/behaviour/*.md): the append, read, roll and truncate paths
+    CORRUPT_MESSAGE = "corrupt_message"
     RECORD_BATCH_TOO_LARGE = "record_batch_too_large"
     OFFSETS_OUT_OF_ORDER = "offsets_out_of_order"
     UNEXPECTED_APPEND_OFFSET = "unexpected_append_offset"

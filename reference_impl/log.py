@@ -246,18 +246,28 @@ class Log(LogRetention):
                 f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
                 offset=first,
             )
-        # EPOCH: Kafka updates the epoch cache here, before the segment-size check below
-        for batch in iter_memory_batches(valid):
-            if batch.magic >= 2:
-                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-            elif self.leader_epoch_cache.epoch_entries():
-                self.leader_epoch_cache.clear_and_flush()  # a legacy batch: epochs unknown
+        # APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
+        # epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)
+        batches = list(iter_memory_batches(valid))
+        for batch in batches:
+            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
+                raise InvalidArgumentError(
+                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
+                    f"{batch.partition_leader_epoch} into the epoch cache",
+                    offset=batch.base_offset,
+                )
         if len(valid) > self.config.segment_bytes:
             raise LogOperationError(
                 Category.RECORD_BATCH_TOO_LARGE,
                 f"message batch size is {len(valid)} bytes, which exceeds the maximum configured "
                 f"segment size of {self.config.segment_bytes}",
             )
+        # LEPOCH-5: the epoch cache learns each v2 batch's epoch; a legacy batch empties it
+        for batch in batches:
+            if batch.magic >= 2:
+                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
+            elif self.leader_epoch_cache.epoch_entries():
+                self.leader_epoch_cache.clear_and_flush()
         self.maybe_roll(len(valid), info)
         # SEAM(producer state): analyzeAndValidateProducerState; a duplicate writes nothing
         self.local_log.append(
@@ -325,15 +335,15 @@ class Log(LogRetention):
     ) -> FetchDataInfo:
         """READ: whole batches from the one holding ``start_offset``: at most ``max_bytes``
         (the last batch may be cut; ``min_one_message`` returns the first whole), and none
-        at or past ``max_offset`` (default the LEO; Kafka's high watermark bound).
+        at or past ``max_offset`` (default, and at most, the LEO: Kafka's high watermark).
 
         Below the log start offset, above the LEO, or with no segment at or below it,
-        ``start_offset`` is ``offset_out_of_range``; so is a ``max_offset`` above the LEO.
+        ``start_offset`` is ``offset_out_of_range``.
         """
         self._begin()
         if start_offset < self.log_start_offset:
             raise offset_out_of_range(start_offset, f"the log starts at {self.log_start_offset}")
-        if max_offset is None or max_offset == self.log_end_offset:
+        if max_offset is None or max_offset >= self.log_end_offset:
             max_metadata = self.local_log.log_end_offset_metadata
         else:
             max_metadata = self.local_log.convert_to_offset_metadata_or_throw(max_offset)
@@ -379,6 +389,8 @@ class Log(LogRetention):
         start offset becomes ``log_start_offset`` (default ``new_offset``). The recovery
         point only comes down (to ``new_offset``) if it was above."""
         self._begin()
+        if new_offset < 0:
+            raise InvalidArgumentError(f"cannot start a log at a negative offset ({new_offset})")
         self._truncate_fully_and_start_at(new_offset, log_start_offset)
 
     def _truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None) -> None:

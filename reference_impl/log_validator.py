@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from .errors import Category, CorruptRecordError, LogOperationError
+from .errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
 from .records import Batch, Compression, TimestampType
 from .records.batch import (
     LOG_OVERHEAD,
@@ -36,6 +36,7 @@ from .records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from .records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
 
 UNKNOWN_OFFSET = -1
+MAX_CODEC_ID = 4  # zstd; ids 5 to 7 name no codec
 _PREFIX = struct.Struct(">qi")
 
 
@@ -112,11 +113,12 @@ def analyze_and_validate_records(
     max_message_bytes: int,
     log_start_offset: int,
 ) -> LogAppendInfo:
-    """APPEND: per batch, in Kafka's order: a client's v2 batch must have baseOffset 0
-    (``invalid_record``); a batch above ``max.message.bytes`` is ``record_too_large``
-    unless ``ignore_record_size`` (followers); a bad CRC or size is ``crc_mismatch`` /
-    ``invalid_batch_size``. Then, if required (followers), offsets that do not increase
-    from batch to batch are ``offsets_out_of_order``."""
+    """APPEND-4 to APPEND-9: per batch, in Kafka's order: a client's v2 batch must have
+    baseOffset 0 (``invalid_record``); a batch above ``max.message.bytes`` is
+    ``record_too_large`` unless ``ignore_record_size`` (followers); bad framing, a short
+    batch or a bad CRC is ``corrupt_message``; codec ids 5 to 7 are ``invalid_record``.
+    Then, if required (followers), last offsets that do not increase from batch to batch
+    are ``offsets_out_of_order``."""
     valid_bytes = 0
     first_offset = UNKNOWN_OFFSET
     last_offset = -1
@@ -126,33 +128,42 @@ def analyze_and_validate_records(
     max_timestamp = NO_TIMESTAMP
     shallow_offset_of_max_timestamp = -1
     last_offset_of_first_batch = -1
-    for index, batch in enumerate(iter_memory_batches(records)):
-        if batch.magic >= 2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
-            raise _invalid_record(
-                f"the baseOffset of the record batch should be 0, but it is {batch.base_offset}"
-            )
-        if index == 0:
-            if batch.magic >= 2:
-                first_offset = batch.base_offset
-            last_offset_of_first_batch = batch.last_offset
-        if last_offset >= batch.last_offset:
-            monotonic = False
-        last_offset = batch.last_offset
-        last_leader_epoch = batch.partition_leader_epoch
-        if not ignore_record_size and batch.size_in_bytes > max_message_bytes:
-            raise LogOperationError(
-                Category.RECORD_TOO_LARGE,
-                f"the record batch size in the append is {batch.size_in_bytes} bytes which "
-                f"exceeds the maximum configured value of {max_message_bytes}",
-                position=batch.position,
-            )
-        batch.ensure_valid()
-        if batch.max_timestamp > max_timestamp:
-            max_timestamp = batch.max_timestamp
-            shallow_offset_of_max_timestamp = last_offset
-        valid_bytes += batch.size_in_bytes
-        if batch.compression_id != Compression.NONE:
-            source_compression = batch.compression
+    try:
+        for index, batch in enumerate(iter_memory_batches(records)):
+            if batch.magic >= 2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
+                raise _invalid_record(
+                    f"the baseOffset of the record batch should be 0, but it is {batch.base_offset}"
+                )
+            if index == 0:
+                if batch.magic >= 2:
+                    first_offset = batch.base_offset
+                last_offset_of_first_batch = batch.last_offset
+            if last_offset >= batch.last_offset:
+                monotonic = False
+            last_offset = batch.last_offset
+            last_leader_epoch = batch.partition_leader_epoch
+            if not ignore_record_size and batch.size_in_bytes > max_message_bytes:
+                raise LogOperationError(
+                    Category.RECORD_TOO_LARGE,
+                    f"the record batch size in the append is {batch.size_in_bytes} bytes which "
+                    f"exceeds the maximum configured value of {max_message_bytes}",
+                    position=batch.position,
+                )
+            batch.ensure_valid()
+            if batch.max_timestamp > max_timestamp:
+                max_timestamp = batch.max_timestamp
+                shallow_offset_of_max_timestamp = last_offset
+            valid_bytes += batch.size_in_bytes
+            if batch.compression_id > MAX_CODEC_ID:
+                raise _invalid_record(f"unknown compression type id {batch.compression_id}")
+            if batch.compression_id != Compression.NONE:
+                source_compression = Compression(batch.compression_id)
+    except CorruptRecordError as exc:
+        # APPEND: bad framing, a bad magic, a short batch or a bad CRC: Kafka's
+        # CorruptRecordException, whatever the reader's finer category
+        raise LogOperationError(
+            Category.CORRUPT_MESSAGE, exc.message, position=exc.position, offset=exc.offset
+        )
     if require_offsets_monotonic and not monotonic:
         raise LogOperationError(
             Category.OFFSETS_OUT_OF_ORDER, "out of order offsets found in append"
@@ -217,7 +228,10 @@ def assign_offsets_as_leader(
     if len(batches) > 1:
         raise _invalid_record("a v2 append from a client must hold exactly one batch")
     _validate_client_batch(batch)
-    records_in_batch = batch.records()
+    try:
+        records_in_batch = batch.records()
+    except KafkaLogError as exc:  # any decoding failure, compressed streams included
+        raise _invalid_record(exc.message)
     compressed = batch.compression_id != Compression.NONE
     log_append_marked = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     for index, record in enumerate(records_in_batch):

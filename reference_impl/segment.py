@@ -9,13 +9,14 @@ files appear on first access.
 
 from __future__ import annotations
 
+import contextlib
 from collections import deque
 from pathlib import Path
 
 from .abstract_index import LazyIndex
 from .clock import Clock
 from .config import LogConfig
-from .errors import Category, KafkaLogError
+from .errors import Category, InvalidArgumentError, KafkaLogError
 from .fetch import FetchDataInfo, LogOffsetMetadata
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .files import (
@@ -270,7 +271,9 @@ class LogSegment:
         ``min_one_message`` the first batch is returned whole even above ``max_size``.
         """
         if max_size < 0:
-            raise ValueError(f"invalid max size {max_size} for log read from segment {self.log}")
+            raise InvalidArgumentError(
+                f"invalid max size {max_size} for a read from {self.log.file}"
+            )
         if max_position is SEGMENT_SIZE:
             max_position = self.size
         start = self.translate_offset(start_offset)
@@ -388,12 +391,11 @@ class LogSegment:
         """The final time-index entry if a max timestamp is known, trim the indexes,
         fsync and trim the .log."""
         if self.max_timestamp_and_offset_so_far is not None:
-            try:
+            # Kafka logs and swallows a failure here: closing must still release the files
+            with contextlib.suppress(KafkaLogError):
                 self.time_index.maybe_append(
                     self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
                 )
-            except KafkaLogError:
-                pass  # Kafka logs and swallows it: closing must still release the files
         self._lazy_offset_index.close()
         self._lazy_time_index.close()
         trims = self.log.size < self.log.physical_size()

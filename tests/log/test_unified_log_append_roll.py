@@ -156,15 +156,27 @@ def test_message_set_size_check(tmp_path, clock):
     assert log.log_end_offset == 0 and log.size == 0
 
 
-def test_message_set_size_check_updates_the_epoch_cache_first(tmp_path, clock):
-    """Kafka's order: the epoch cache is assigned before the segment-size check, so a
-    refused set still leaves its epoch entry (the log itself is unchanged)."""
+def test_message_set_size_check_leaves_the_epoch_cache_alone(tmp_path, clock):
+    """append.md's Deviation: the segment-size check comes before the epoch cache update
+    (Kafka updates the cache first, so a refused set leaves an epoch entry behind)."""
     message_set = batch(0, "You", "bethe")
     log = create_log(tmp_path, clock, segment_bytes=len(message_set) - 1)
     with pytest.raises(KafkaLogError):
         log.append_as_leader(message_set, leader_epoch=3)
-    assert log.latest_epoch == 3
-    assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n1\n3 0\n"
+    assert log.latest_epoch is None
+    assert (log.dir / "leader-epoch-checkpoint").read_bytes() == b""
+
+
+def test_negative_leader_epoch_is_refused_before_any_change(tmp_path, clock):
+    log = create_log(tmp_path, clock)
+    log.append_as_follower(batch(0, "a", epoch=1))
+    with pytest.raises(KafkaLogError) as raised:
+        log.append_as_follower(batch(1, "b", epoch=2) + batch(2, "c"))  # the second has -1
+    assert category(raised) is Category.INVALID_ARGUMENT
+    assert log.latest_epoch == 1 and log.log_end_offset == 1
+    with pytest.raises(KafkaLogError) as raised:
+        log.append_as_leader(batch(0, "d"), leader_epoch=-1)
+    assert category(raised) is Category.INVALID_ARGUMENT
 
 
 def test_message_size_check(tmp_path, clock):
@@ -374,11 +386,25 @@ def test_leader_append_of_legacy_records_is_unsupported(tmp_path, clock):
 
 def test_corrupt_batch_is_refused_before_any_write(tmp_path, clock):
     log = create_log(tmp_path, clock)
-    data = bytearray(batch(0, "a"))
+    data = bytearray(batch(0, "a", epoch=0))
     data[-1] ^= 0xFF  # inside the CRC's range
-    with pytest.raises(KafkaLogError) as raised:
-        log.append_as_follower(bytes(data))
-    assert category(raised) is Category.CRC_MISMATCH
+    bad_magic = bytearray(batch(0, "a", epoch=0))
+    bad_magic[16] = 3
+    short_size = batch(0, "a", epoch=0)[:8] + (13).to_bytes(4, "big") + bytes(10)
+    bad_codec = bytearray(batch(0, "a", epoch=0))
+    bad_codec[22] |= 0x05  # codec id 5, CRC fixed up below
+    from reference_impl.records.checksums import crc32c
+
+    bad_codec[17:21] = crc32c(bytes(bad_codec[21:])).to_bytes(4, "big")
+    for raw, expected in (
+        (data, Category.CORRUPT_MESSAGE),
+        (bad_magic, Category.CORRUPT_MESSAGE),
+        (short_size, Category.CORRUPT_MESSAGE),
+        (bad_codec, Category.INVALID_RECORD),
+    ):
+        with pytest.raises(KafkaLogError) as raised:
+            log.append_as_follower(bytes(raw))
+        assert category(raised) is expected
     assert log.size == 0
 
 

@@ -148,12 +148,19 @@ def test_max_offset_metadata_updated_after_segment_roll(tmp_path, clock):
     assert log.read(3, 2048, max_offset=3).size_in_bytes == 0
 
 
-def test_max_offset_above_log_end_is_out_of_range(tmp_path, clock):
+def test_max_offset_above_log_end_reads_as_log_end(tmp_path, clock):
+    log = create_log(tmp_path, clock)
+    log.append_as_leader(batch(0, "a"), leader_epoch=0)
+    assert offsets_of(log.read(0, 100, max_offset=5)) == [0]
+
+
+def test_negative_max_bytes_is_an_invalid_argument(tmp_path, clock):
     log = create_log(tmp_path, clock)
     log.append_as_leader(batch(0, "a"), leader_epoch=0)
     with pytest.raises(KafkaLogError) as raised:
-        log.read(0, 100, max_offset=2)
-    assert raised.value.category is Category.OFFSET_OUT_OF_RANGE
+        log.read(0, -1)
+    assert raised.value.category is Category.INVALID_ARGUMENT
+    assert log.read(1, -1).data() == b""  # at the max offset: empty before the size check
 
 
 def test_log_segments_call_correct(tmp_path, clock):
