@@ -46,6 +46,12 @@ class LogConfig:
         for name, minimum in minimums.items():
             if getattr(self, name) < minimum:
                 raise ValueError(f"{name} must be >= {minimum}, got {getattr(self, name)}")
+        if self.roll_jitter_ms and self.roll_jitter_ms >= self.segment_ms:
+            # MODEL-8: a jitter Kafka could draw is below segment.ms
+            raise ValueError(
+                f"roll_jitter_ms must be 0 or below segment_ms ({self.segment_ms}), "
+                f"got {self.roll_jitter_ms}"
+            )
         if self.message_timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
             raise ValueError("message_timestamp_type must be CreateTime or LogAppendTime")
         object.__setattr__(

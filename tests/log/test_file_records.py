@@ -63,6 +63,7 @@ def test_out_of_range_slice(file_records):
         file_records.slice(0, -1)
 
 
+@pytest.mark.req("FRAME-4", "TRUNC-11")
 def test_file_size(file_records):
     assert file_records.physical_size() == file_records.size
     for _ in range(20):
@@ -71,6 +72,7 @@ def test_file_size(file_records):
 
 
 @pytest.mark.parametrize("tail", [0, 2, 4, 5, 6])
+@pytest.mark.req("FRAME-4", "TRUNC-11")
 def test_iteration_over_partial_and_truncation(file_records, tail):
     """Zero bytes after the data (a torn or preallocated tail) do not break iteration."""
     os.pwrite(file_records._handle.fileno(), bytes(tail), file_records.size)
@@ -80,6 +82,7 @@ def test_iteration_over_partial_and_truncation(file_records, tail):
     reopened.close_handlers()
 
 
+@pytest.mark.req("INDEX-20", "READ-14")
 def test_read(file_records):
     size = file_records.size
     items = batches(file_records)
@@ -100,6 +103,7 @@ def test_read(file_records):
     assert second.read_bytes() == items[1]
 
 
+@pytest.mark.req("INDEX-20", "READ-14")
 def test_search(file_records):
     file_records.append(build_record_batch([SimpleRecord(value=b"test")], base_offset=50))
     sizes = [len(b) for b in batches(file_records)]
@@ -118,6 +122,7 @@ def test_search(file_records):
     assert file_records.search_for_offset_with_size(51, 0) is None
 
 
+@pytest.mark.req("INDEX-20", "READ-14")
 def test_iterator_with_limits(file_records):
     batch = batches(file_records)[1]
     start = file_records.search_for_offset_with_size(1, 0).position
@@ -125,6 +130,7 @@ def test_iterator_with_limits(file_records):
     assert batches(file_records.slice(start, len(batch) - 1)) == []
 
 
+@pytest.mark.req("TRUNC-11")
 def test_truncate(file_records):
     items = batches(file_records)
     batch = items[0]
@@ -146,12 +152,14 @@ def count_ftruncate(monkeypatch) -> list[int]:
     return calls
 
 
+@pytest.mark.req("TRUNC-11")
 def test_truncate_not_called_if_size_is_same_as_target_size(file_records, monkeypatch):
     calls = count_ftruncate(monkeypatch)
     assert file_records.truncate_to(file_records.size) == 0
     assert calls == []
 
 
+@pytest.mark.req("TRUNC-11")
 def test_truncate_not_called_if_size_is_bigger_than_target_size(file_records, monkeypatch):
     calls = count_ftruncate(monkeypatch)
     with pytest.raises(ValueError):
@@ -161,6 +169,7 @@ def test_truncate_not_called_if_size_is_bigger_than_target_size(file_records, mo
     assert calls == []
 
 
+@pytest.mark.req("TRUNC-11")
 def test_truncate_if_size_is_different_to_target_size(file_records, monkeypatch):
     calls = count_ftruncate(monkeypatch)
     file_records.truncate_to(23)
@@ -216,6 +225,7 @@ def test_reopen_untrimmed_preallocated_file_counts_the_zero_tail(tmp_path):
 
 
 @pytest.mark.parametrize("magic", [0, 1, 2])
+@pytest.mark.req("READ-16", "READ-20")
 def test_search_for_timestamp(tmp_path, magic):
     """v0 never matches; v1 and v2 do, and v2 carries the leader epoch."""
     records = FileRecords.open(tmp_path / "t.log", init_file_size=1024 * 1024, preallocate=True)
@@ -234,4 +244,29 @@ def test_search_for_timestamp(tmp_path, magic):
         assert [(f.timestamp, f.offset) for f in found] == [(10, 5), (10, 5), (11, 6)]
         expected_epochs = [0, 0, 1] if magic == 2 else [None, None, None]
         assert [f.leader_epoch for f in found] == expected_epochs
+    records.close()
+
+
+@pytest.mark.req("FRAME-4")
+@pytest.mark.parametrize("magic", [0, 1, 2])
+def test_batch_iteration_incomplete_batch(tmp_path, magic):
+    """FileLogInputStreamTest: a last batch cut short (13 bytes missing) is not returned."""
+    records = FileRecords.open(tmp_path / "i.log")
+    for offset, (ts, value) in enumerate(((100, b"foo"), (200, b"bar"))):
+        record = SimpleRecord(value=value, timestamp=ts)
+        if magic == 2:
+            records.append(build_record_batch([record], base_offset=offset))
+        else:
+            records.append(build_legacy_message_set([record], magic=magic, base_offset=offset))
+    records.truncate_to(records.size - 13)
+    assert [b.last_offset for b in records.batches()] == [0]
+    records.close()
+
+
+@pytest.mark.req("FRAME-2")
+def test_next_batch_selection_with_maxed_and_zeroed_params(tmp_path):
+    """testNextBatchSelectionWith{Maxed,Zeroed}Params: degenerate start/end give no batch."""
+    records = FileRecords.open(tmp_path / "e.log")
+    assert list(records.batches_from(INT32_MAX)) == []
+    assert list(records.slice(0, 0).batches()) == []
     records.close()

@@ -57,6 +57,7 @@ def kvs(fetch):
     return [((r.key or b"").decode(), (r.value or b"").decode()) for r in records_of(fetch)]
 
 
+@pytest.mark.req("RET-13", "ROLL-13")
 def test_roll_empty_active_segment(log):
     old = log.segments.active_segment
     log.roll()
@@ -84,6 +85,7 @@ def test_log_append(log):
 
 
 @pytest.mark.parametrize("async_delete", [False, True])
+@pytest.mark.req("RET-13", "RET-14")
 def test_remove_and_delete_segments(log, clock, async_delete):
     """testRemoveAndDeleteSegments{Sync,Async} and testDeleteSegmentFiles{Sync,Async}:
     the files go .deleted at once, and away after file.delete.delay.ms."""
@@ -110,6 +112,7 @@ def test_remove_and_delete_segments(log, clock, async_delete):
     assert all(segment.deleted() for segment in to_delete)
 
 
+@pytest.mark.req("ROLL-13", "TRUNC-13")
 def test_create_and_delete_segment(log):
     append_records(log, [(None, "a")])
     new_offset = log.segments.active_segment.base_offset + 1
@@ -125,6 +128,7 @@ def test_create_and_delete_segment(log):
     assert records_of(read_records(log, start_offset=new_offset)) == []
 
 
+@pytest.mark.req("TRUNC-13", "TRUNC-15")
 def test_truncate_fully_and_start_at(log):
     for offset in range(8):
         append_records(log, [(None, "a")], initial_offset=offset)
@@ -143,6 +147,7 @@ def test_truncate_fully_and_start_at(log):
     assert records_of(read_records(log, start_offset=10)) == []
 
 
+@pytest.mark.req("READ-5", "READ-6", "READ-11", "READ-12")
 def test_when_fetch_offset_higher_than_max_offset(log):
     for offset in range(5):
         append_records(log, [(None, "a")], initial_offset=offset)
@@ -171,6 +176,7 @@ def test_when_fetch_offset_higher_than_max_offset(log):
     assert fetch.fetch_offset_metadata == LogOffsetMetadata(3, 2, 69)
 
 
+@pytest.mark.req("TRUNC-4", "TRUNC-6")
 def test_truncate_to(log):
     for offset in range(12):
         append_records(log, [(None, "a")], initial_offset=offset)
@@ -204,6 +210,7 @@ def test_non_active_segments_from(log):
     assert bases(6) == []
 
 
+@pytest.mark.req("ROLL-12", "ROLL-13", "ROLL-19")
 def test_roll_segment_that_already_exists(log, clock):
     assert log.segments.number_of_segments() == 1
     log.roll(0)  # an empty active segment at the same base is recreated
@@ -219,6 +226,7 @@ def test_roll_segment_that_already_exists(log, clock):
     assert log.log_end_offset == 2
 
 
+@pytest.mark.req("ROLL-12", "ROLL-19")
 def test_new_segments_after_roll(log):
     new_segment = log.roll()
     assert (new_segment.base_offset, log.segments.number_of_segments(), log.log_end_offset) == (
@@ -242,6 +250,7 @@ def test_new_segments_after_roll(log):
     )
 
 
+@pytest.mark.req("ROLL-15")
 def test_roll_segment_error_when_next_offset_is_illegal(log):
     append_records(log, [("k1", "v1"), ("k2", "v2"), ("k3", "v3")])
     assert log.segments.active_segment.base_offset == 0
@@ -254,6 +263,7 @@ def test_roll_segment_error_when_next_offset_is_illegal(log):
     assert raised.value.category is Category.INVALID_ROLL_OFFSET
 
 
+@pytest.mark.req("ROLL-14")
 def test_roll_to_an_existing_non_empty_segment_fails(log):
     append_records(log, [("k1", "v1")])
     log.update_log_end_offset(0)  # the new base would be 0, taken by a non-empty segment

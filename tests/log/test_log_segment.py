@@ -56,6 +56,7 @@ def make(tmp_path, segments, clock):
         (2**31, 2**32),
     ],
 )
+@pytest.mark.req("APPEND-23", "ROLL-7")
 def test_append_for_log_segment_offset_overflow_exception(
     tmp_path, clock, base_offset, largest_offset
 ):
@@ -77,10 +78,12 @@ def test_append_for_log_segment_offset_overflow_exception(
     seg.close()
 
 
+@pytest.mark.req("READ-8")
 def test_read_on_empty_segment(make):
     assert make(40).read(40, 300) is None
 
 
+@pytest.mark.req("READ-8", "READ-9")
 def test_read_before_first_offset(make):
     seg = make(40)
     ms = legacy_records(50, "hello", "there", "little", "bee")
@@ -88,12 +91,14 @@ def test_read_before_first_offset(make):
     assert seg.read(41, 300).data() == ms
 
 
+@pytest.mark.req("READ-8")
 def test_read_after_last(make):
     seg = make(40)
     seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
     assert seg.read(52, 200) is None
 
 
+@pytest.mark.req("READ-8", "READ-9")
 def test_read_from_gap(make):
     seg = make(40)
     seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
@@ -103,6 +108,7 @@ def test_read_from_gap(make):
 
 
 @pytest.mark.parametrize("min_one_message", [True, False])
+@pytest.mark.req("READ-11", "READ-12")
 def test_read_when_no_max_position(make, min_one_message):
     seg = make(40)
     seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
@@ -114,6 +120,7 @@ def test_read_when_no_max_position(make, min_one_message):
     assert seg.read(53, 1, None, min_one_message) is None
 
 
+@pytest.mark.req("INDEX-6", "TRUNC-5")
 def test_truncate(make):
     """In a loop: append two messages, truncate the second off, the first stays readable."""
     seg = make(40)
@@ -129,6 +136,7 @@ def test_truncate(make):
         offset += 1
 
 
+@pytest.mark.req("INDEX-5", "INDEX-6", "ROLL-3", "ROLL-7", "TRUNC-8")
 def test_truncate_empty_segment(tmp_path, make, clock):
     """A follower truncating to an empty segment resizes its trimmed indexes, so it is not
     rolled for a "full" index; no time roll while empty; the overflow condition rolls."""
@@ -156,6 +164,7 @@ def test_truncate_empty_segment(tmp_path, make, clock):
     assert reopened.should_roll(params)
 
 
+@pytest.mark.req("INDEX-7", "TRUNC-9")
 def test_reload_largest_timestamp_and_next_offset_after_truncation(make):
     num_messages = 30
     seg = make(40, 2 * len(legacy_records(0, "hello")) - 1)
@@ -171,6 +180,7 @@ def test_reload_largest_timestamp_and_next_offset_after_truncation(make):
     assert seg.read_next_offset() == 41
 
 
+@pytest.mark.req("TRUNC-5", "TRUNC-8")
 def test_truncate_full(make, clock):
     seg = make(40)
     seg.append(41, NO_TIMESTAMP, -1, legacy_records(40, "hello", "there"))
@@ -183,6 +193,7 @@ def test_truncate_full(make, clock):
     seg.append(41, NO_TIMESTAMP, -1, legacy_records(40, "hello", "there"))
 
 
+@pytest.mark.req("READ-16")
 def test_find_offset_by_timestamp(make):
     message_size = len(legacy_records(0, "msg00"))
     seg = make(40, message_size * 2 - 1)
@@ -205,6 +216,7 @@ def test_next_offset_calculation(make):
     assert seg.read_next_offset() == 53
 
 
+@pytest.mark.req("RET-13", "ROLL-20")
 def test_change_file_suffixes(make):
     seg = make(40)
     log_file, index_file, time_index_file = seg.log.file, seg.offset_index_file, seg.time_index_file
@@ -228,6 +240,7 @@ def write_nonsense(path, position: int, size: int) -> None:
     path.write_bytes(bytes(data))
 
 
+@pytest.mark.req("INDEX-8")
 def test_recovery_fixes_corrupt_index(make):
     seg = make(0)
     for i in range(100):
@@ -249,6 +262,7 @@ def test_recovery_rebuilds_epoch_cache(make, tmp_path):
     assert cache.epoch_entries() == [EpochEntry(0, 104), EpochEntry(1, 106), EpochEntry(2, 110)]
 
 
+@pytest.mark.req("INDEX-8", "INDEX-9")
 def test_recovery_fixes_corrupt_time_index(make):
     seg = make(0)
     for i in range(100):
@@ -262,6 +276,7 @@ def test_recovery_fixes_corrupt_time_index(make):
             assert seg.find_offset_by_timestamp(i * 10 + 1, 0).offset == i + 1
 
 
+@pytest.mark.req("INDEX-8")
 @pytest.mark.parametrize("corrupt_from", range(20))
 @pytest.mark.parametrize("shift", [0, 7, 14])
 def test_recovery_with_corrupt_message(tmp_path, corrupt_from, shift):
@@ -310,6 +325,7 @@ def test_create_with_init_file_size_clear_shutdown(tmp_path, clock):
     reopened.close()
 
 
+@pytest.mark.req("TRUNC-5")
 def test_should_truncate_even_if_offset_points_to_a_gap_in_the_log(make):
     seg = make(40)
     seg.append(40, NO_TIMESTAMP, -1, batch(40, "first message", timestamp=40_000))
@@ -318,6 +334,7 @@ def test_should_truncate_even_if_offset_points_to_a_gap_in_the_log(make):
     assert [b.base_offset for b in seg.read(40, 10000).batches()] == [40]
 
 
+@pytest.mark.req("ROLL-10")
 def test_get_first_batch_timestamp(make):
     seg = make(1)
     assert seg.get_first_batch_timestamp() == 2**63 - 1
@@ -325,6 +342,7 @@ def test_get_first_batch_timestamp(make):
     assert seg.get_first_batch_timestamp() == 1000
 
 
+@pytest.mark.req("INDEX-7")
 def test_index_rule_first_append_never_indexed_and_checked_before_adding(make):
     """INDEX: an entry when the bytes since the last one exceed the interval, counted before
     this append; it pairs the set's last offset with the set's start position."""
@@ -336,6 +354,7 @@ def test_index_rule_first_append_never_indexed_and_checked_before_adding(make):
     assert [(e.offset, e.position) for e in entries] == [(2, 2 * one), (4, 4 * one)]
 
 
+@pytest.mark.req("INDEX-7", "INDEX-14")
 def test_index_rule_keys_the_last_offset_of_a_multi_batch_set(make):
     seg = make(0, index_interval_bytes=0)
     seg.append(1, NO_TIMESTAMP, -1, legacy_records(0, "a", "b"))
@@ -347,6 +366,7 @@ def test_index_rule_keys_the_last_offset_of_a_multi_batch_set(make):
     assert offsets_of(seg.read(4, 10_000)) == [4]  # scanned from the set's start
 
 
+@pytest.mark.req("INDEX-12", "ROLL-17", "ROLL-18")
 def test_on_become_inactive_segment_writes_final_time_entry_and_trims(make):
     seg = make(0, index_interval_bytes=100_000)
     seg.append(0, 500, 0, legacy_records(0, "a"))

@@ -16,6 +16,7 @@ def make(tmp_path):
     return lambda offset: create_segment(tmp_path, offset)
 
 
+@pytest.mark.req("MODEL-1", "READ-8")
 def test_basic_operations(make):
     segments = LogSegments()
     seg1, seg2, seg3 = make(40), make(80), make(40)
@@ -33,6 +34,7 @@ def test_basic_operations(make):
     assert segments.is_empty() and not segments.contains(40)
 
 
+@pytest.mark.req("MODEL-1", "READ-8")
 def test_segment_access(make):
     segments = LogSegments()
     seg1, seg2, seg3, seg4 = (make(o) for o in (1, 2, 3, 4))
@@ -58,6 +60,7 @@ def test_segment_access(make):
     assert segments.non_active_log_segments_from(4) == []
 
 
+@pytest.mark.req("MODEL-1", "READ-8")
 def test_closest_match_operations(make):
     segments = LogSegments()
     seg1, seg2, seg3, seg4 = (make(o) for o in (1, 3, 5, 7))
@@ -73,6 +76,7 @@ def test_closest_match_operations(make):
     assert segments.higher_segment(7) is None
 
 
+@pytest.mark.req("MODEL-1", "READ-8")
 def test_higher_segments(make):
     segments = LogSegments()
     segs = [make(o) for o in (1, 3, 5, 7, 9)]
@@ -84,6 +88,7 @@ def test_higher_segments(make):
     assert segments.higher_segments(9) == []
 
 
+@pytest.mark.req("RET-8")
 def test_size_for_large_logs():
     """The log's size is a long: it may pass 2^31-1."""
     segments = LogSegments()

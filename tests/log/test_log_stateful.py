@@ -95,6 +95,7 @@ class LogMachine(RuleBasedStateMachine):
         self.batches: list[ModelBatch] = []
         self.log_start_offset = 0
         self.log_end_offset = 0
+        self.recovery_point = 0
         self.epoch = 0
 
     def teardown(self) -> None:
@@ -113,6 +114,14 @@ class LogMachine(RuleBasedStateMachine):
 
     def segment_bases(self) -> list[int]:
         return [s.base_offset for s in self.log.state().segments]
+
+    def accept_roll_flushes(self) -> None:
+        """FLUSH-4: a roll flushes up to its new base offset; the model does not predict
+        rolls, so it accepts a recovery point that rose to some segment's base."""
+        moved = self.log.recovery_point
+        if moved != self.recovery_point:
+            assert moved > self.recovery_point and moved in self.segment_bases()
+            self.recovery_point = moved
 
     def drop_below(self, first_base: int) -> None:
         self.batches = [b for b in self.batches if b.last_offset >= first_base]
@@ -154,6 +163,7 @@ class LogMachine(RuleBasedStateMachine):
             assert stored.max_timestamp == self.clock.milliseconds()
         self.batches.append(parse(stored.raw))
         self.log_end_offset = info.last_offset + 1
+        self.accept_roll_flushes()
 
     @rule(
         count=st.integers(1, 12),
@@ -204,6 +214,7 @@ class LogMachine(RuleBasedStateMachine):
         assert info.last_offset == next_offset - 1
         self.batches.extend(parse(raw) for raw in raws)
         self.log_end_offset = next_offset
+        self.accept_roll_flushes()
 
     @precondition(lambda self: self.log_end_offset < INT32_MAX)
     @rule(value=values)
@@ -218,6 +229,7 @@ class LogMachine(RuleBasedStateMachine):
         assert self.log.active_segment.base_offset == base
         self.batches.append(parse(raw))
         self.log_end_offset = base + 1
+        self.accept_roll_flushes()
 
     @precondition(lambda self: self.log_end_offset > 0)
     @rule(data=st.data())
@@ -252,6 +264,7 @@ class LogMachine(RuleBasedStateMachine):
         new_segment = self.log.roll()
         assert new_segment.base_offset == self.log_end_offset
         assert new_segment is not active or active.size == 0
+        self.recovery_point = max(self.recovery_point, new_segment.base_offset)
 
     @rule(ms=st.integers(0, 6000))
     def clock_jump(self, ms):
@@ -260,7 +273,7 @@ class LogMachine(RuleBasedStateMachine):
     @rule()
     def flush(self):
         self.log.flush()
-        assert self.log.recovery_point == self.log_end_offset
+        self.recovery_point = max(self.recovery_point, self.log_end_offset)
 
     # --- reads ---
     @rule(data=st.data(), max_bytes=st.integers(0, 600), min_one_message=st.booleans())
@@ -324,6 +337,7 @@ class LogMachine(RuleBasedStateMachine):
             self.batches = [b for b in self.batches if b.last_offset < target]
             self.log_start_offset = min(self.log_start_offset, target)
         self.log_end_offset = target
+        self.recovery_point = min(self.recovery_point, target)
 
     @rule(data=st.data(), with_start=st.booleans())
     def truncate_fully_and_start_at(self, data, with_start):
@@ -333,12 +347,15 @@ class LogMachine(RuleBasedStateMachine):
         self.batches = []
         self.log_end_offset = new_offset
         self.log_start_offset = new_offset if start is None else start
+        self.recovery_point = min(self.recovery_point, new_offset)
 
     @rule(data=st.data())
     def delete_segments_before(self, data):
         offset = data.draw(st.integers(self.log_start_offset, self.log_end_offset))
         bases = self.segment_bases()
-        self.log_start_offset = max(self.log_start_offset, offset)
+        if offset > self.log_start_offset:  # RET-1: otherwise nothing moves
+            self.log_start_offset = offset
+            self.recovery_point = max(self.recovery_point, offset)
         kept = [
             base
             for base, nxt in zip(bases, [*bases[1:], None], strict=True)
@@ -360,8 +377,10 @@ class LogMachine(RuleBasedStateMachine):
         else:
             assert after[0] in before and before[before.index(after[0]) :] == after
             assert before.index(after[0]) == deleted
-        if deleted:
-            self.log_start_offset = max(self.log_start_offset, after[0])
+        self.accept_roll_flushes()  # deleting every segment rolls first
+        if deleted and after[0] > self.log_start_offset:
+            self.log_start_offset = after[0]
+            self.recovery_point = max(self.recovery_point, after[0])
         self.drop_below(after[0])
 
     # --- close and reopen ---
@@ -380,7 +399,7 @@ class LogMachine(RuleBasedStateMachine):
             self.batches, self.log_end_offset = [], checkpointed
             assert self.segment_bases() == [checkpointed]
         self.log_start_offset = max(checkpointed, self.segment_bases()[0])
-        assert self.log.recovery_point == self.log.log_end_offset
+        self.recovery_point = self.log_end_offset
 
     # --- invariants ---
     def layout(self) -> dict[int, list[ModelBatch]]:
@@ -399,7 +418,7 @@ class LogMachine(RuleBasedStateMachine):
         state = self.log.state()
         assert state.log_start_offset == self.log_start_offset
         assert state.log_end_offset == self.log_end_offset
-        assert state.recovery_point <= state.log_end_offset
+        assert state.recovery_point == self.recovery_point <= state.log_end_offset
         bases = [s.base_offset for s in state.segments]
         assert bases == sorted(set(bases))
         assert bases[-1] <= state.log_end_offset
@@ -422,6 +441,7 @@ class LogMachine(RuleBasedStateMachine):
                 assert segment.base_offset <= batches[0].base_offset
             on_disk = segment.log.read_bytes()
             assert on_disk == b"".join(b.raw for b in batches)
+            assert segment.size <= self.config.segment_bytes
 
     @invariant()
     def indexes_agree_with_a_linear_scan(self):
@@ -481,6 +501,26 @@ def run(max_examples: int, steps: int) -> None:
     )
 
 
+@pytest.mark.req(
+    "APPEND-19",
+    "APPEND-22",
+    "INDEX-13",
+    "INDEX-14",
+    "INDEX-15",
+    "INDEX-16",
+    "INDEX-20",
+    "MODEL-1",
+    "MODEL-4",
+    "READ-8",
+    "READ-10",
+    "READ-14",
+    "RET-5",
+    "RET-12",
+    "ROLL-21",
+    "TRUNC-5",
+    "TRUNC-6",
+)
+@pytest.mark.req("FLUSH-4", "FLUSH-6")
 def test_log_matches_model():
     """The default run: small enough for every test run."""
     run(max_examples=100, steps=40)

@@ -28,6 +28,7 @@ def monotonic_seq(rng: random.Random, base: int, length: int) -> list[int]:
     return seq
 
 
+@pytest.mark.req("INDEX-18", "OIDX-6")
 def test_random_lookup(index):
     """randomLookupTest: floor semantics against a sorted map; below the first entry (base, 0)."""
     assert index.lookup(92) == OffsetPosition(BASE_OFFSET, 0)
@@ -44,6 +45,7 @@ def test_random_lookup(index):
         assert index.lookup(target) == expected
 
 
+@pytest.mark.req("INDEX-18")
 def test_lookup_extreme_cases(index):
     assert index.lookup(BASE_OFFSET) == OffsetPosition(BASE_OFFSET, 0)
     for i in range(index.max_entries):
@@ -53,6 +55,7 @@ def test_lookup_extreme_cases(index):
     assert index.lookup(last) == OffsetPosition(last, index.max_entries - 1)
 
 
+@pytest.mark.req("OIDX-1", "TIDX-1")
 def test_entry(index):
     for i in range(index.max_entries):
         index.append(BASE_OFFSET + i, i)
@@ -60,11 +63,13 @@ def test_entry(index):
         assert index.entry(i) == OffsetPosition(BASE_OFFSET + i, i)
 
 
+@pytest.mark.req("OIDX-1", "TIDX-1")
 def test_entry_overflow(index):
     with pytest.raises(ValueError):
         index.entry(0)
 
 
+@pytest.mark.req("INDEX-17")
 def test_append_too_many(index):
     """appendTooMany: a full index refuses appends (IllegalArgumentException)."""
     for i in range(index.max_entries):
@@ -75,6 +80,7 @@ def test_append_too_many(index):
     assert raised.value.category is Category.INVALID_ARGUMENT
 
 
+@pytest.mark.req("INDEX-13")
 def test_append_out_of_order(index):
     """appendOutOfOrder: a smaller (or equal) offset is an InvalidOffsetException."""
     index.append(51, 0)
@@ -108,6 +114,7 @@ def test_fetch_upper_bound_offset(index):
     assert index.fetch_upper_bound_offset(second, 200) is None
 
 
+@pytest.mark.req("INDEX-5")
 def test_reopen(index):
     """testReopen: a closed (trimmed) index reopens with its entries, and is full."""
     first, second = OffsetPosition(51, 0), OffsetPosition(52, 1)
@@ -138,6 +145,7 @@ def test_reopen_untrimmed_counts_zero_slots(tmp_path):
     reopened.sanity_check()  # lastOffset == baseOffset passes
 
 
+@pytest.mark.req("INDEX-6")
 def test_truncate(tmp_path):
     idx = OffsetIndex(tmp_path / "00.index", 0, 10 * 8)
     idx.truncate()
@@ -164,6 +172,7 @@ def test_truncate(tmp_path):
     idx.close()
 
 
+@pytest.mark.req("OIDX-3")
 def test_sanity_last_offset_equal_to_base_offset(tmp_path):
     idx = OffsetIndex(tmp_path / "20.index", 20, 10 * 8)
     idx.append(20, 0)

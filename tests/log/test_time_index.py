@@ -24,6 +24,7 @@ def append_entries(idx: TimeIndex, count: int) -> None:
         idx.maybe_append(i * 10, i * 10 + BASE_OFFSET)
 
 
+@pytest.mark.req("INDEX-19")
 def test_look_up(idx):
     assert idx.lookup(100) == TimestampOffset(-1, BASE_OFFSET)
     append_entries(idx, MAX_ENTRIES - 1)
@@ -47,6 +48,7 @@ def test_entry_overflow(idx):
         idx.entry(0)
 
 
+@pytest.mark.req("INDEX-6")
 def test_truncate(idx):
     append_entries(idx, MAX_ENTRIES - 1)
     idx.truncate()
@@ -56,6 +58,7 @@ def test_truncate(idx):
     assert idx.entries == 0
 
 
+@pytest.mark.req("INDEX-10", "INDEX-12", "INDEX-15")
 def test_append(idx):
     """testAppend: full (the reserved slot) unless skip_full_check; an offset regression is
     an InvalidOffsetException even then; skip_full_check uses the reserved slot."""
@@ -90,6 +93,7 @@ def corrupt(path, offset: int, data: bytes) -> None:
     path.write_bytes(bytes(raw))
 
 
+@pytest.mark.req("TIDX-5", "TIDX-6", "TIDX-7")
 def test_sanity_check(idx, tmp_path):
     """testSanityCheck: last timestamp below the first, last offset below the base, length."""
     idx.sanity_check()
@@ -113,18 +117,21 @@ def test_sanity_check(idx, tmp_path):
     TimeIndex(path, BASE_OFFSET).sanity_check()
 
 
+@pytest.mark.req("INDEX-12")
 def test_is_full(idx):
     assert not idx.is_full()
     append_entries(idx, MAX_ENTRIES - 1)
     assert idx.is_full()  # the last slot is kept for the roll/close entry
 
 
+@pytest.mark.req("INDEX-11", "INDEX-19")
 def test_last_entry(idx):
     assert idx.last_entry() == TimestampOffset(-1, BASE_OFFSET)
     idx.maybe_append(1, 1 + BASE_OFFSET)
     assert idx.last_entry() == TimestampOffset(1, BASE_OFFSET + 1)
 
 
+@pytest.mark.req("INDEX-4", "INDEX-6")
 def test_resize(idx):
     assert idx.resize(MAX_ENTRIES * idx.entry_size) is False
     assert idx.resize(MAX_ENTRIES // 2 * idx.entry_size) is True
@@ -132,10 +139,12 @@ def test_resize(idx):
     assert idx.max_entries == MAX_ENTRIES * 2
 
 
+@pytest.mark.req("TIDX-1")
 def test_entry_size(idx):
     assert idx.entry_size == 12
 
 
+@pytest.mark.req("TIDX-1")
 def test_parse_entry(idx):
     idx.maybe_append(1, 1 + BASE_OFFSET)
     assert idx.read_file()[:12] == (1).to_bytes(8, "big") + (1).to_bytes(4, "big")

@@ -41,6 +41,7 @@ def test_position_set_correctly_when_opened(index, file):
     reopened.close()
 
 
+@pytest.mark.req("TXN-6")
 def test_sanity_check(index, file):
     for txn in TXNS:
         index.append(txn)
@@ -51,18 +52,21 @@ def test_sanity_check(index, file):
     reopened.close()
 
 
+@pytest.mark.req("TXN-7")
 def test_last_offset_must_increase(index):
     index.append(AbortedTxn(1, 5, 15, 13))
     with pytest.raises(ValueError):
         index.append(AbortedTxn(0, 0, 15, 11))
 
 
+@pytest.mark.req("TXN-7")
 def test_last_offset_cannot_decrease(index):
     index.append(AbortedTxn(1, 5, 15, 13))
     with pytest.raises(ValueError):
         index.append(AbortedTxn(0, 0, 10, 11))
 
 
+@pytest.mark.req("TXN-8", "TXN-9")
 def test_collect_aborted_transactions(index):
     for txn in TXNS:
         index.append(txn)
@@ -97,12 +101,14 @@ def test_truncate(index):
     assert index.collect_aborted_txns(0, 100).aborted_transactions == []
 
 
+@pytest.mark.req("TXN-1")
 def test_aborted_txn_serde():
     txn = AbortedTxn(983493, 137, 299, 200)
     assert (txn.version, txn.producer_id, txn.first_offset) == (0, 983493, 137)
     assert (txn.last_offset, txn.last_stable_offset) == (299, 200)
 
 
+@pytest.mark.req("INDEX-21", "RET-13")
 def test_rename_index(index, tmp_path):
     index.append(AbortedTxn(0, 0, 10, 2))
     index.rename_to(tmp_path / "renamed.txnindex")
@@ -112,6 +118,7 @@ def test_rename_index(index, tmp_path):
     assert (tmp_path / "renamed.txnindex").stat().st_size == 2 * 34
 
 
+@pytest.mark.req("INDEX-21", "RET-13")
 def test_flush(tmp_path):
     """testFlush: the file is created by the first append, not by a flush."""
     path = tmp_path / "lazy.txnindex"
@@ -124,6 +131,7 @@ def test_flush(tmp_path):
     idx.close()
 
 
+@pytest.mark.req("INDEX-21", "RET-13")
 def test_delete_if_exists(index, file):
     assert file.exists()
     index.delete_if_exists()

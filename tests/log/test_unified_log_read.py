@@ -7,6 +7,14 @@ import pytest
 
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.file_records import TimestampAndOffset
+from reference_impl.index import (
+    BatchSpan,
+    read_offset_index,
+    read_time_index,
+    until_stop,
+    verify_offset_index,
+    verify_time_index,
+)
 from reference_impl.log import Log
 from reference_impl.records import Compression, SimpleRecord, build_record_batch
 from reference_impl.timestamp_lookup import (
@@ -29,6 +37,7 @@ def non_sequential_log(tmp_path, clock) -> Log:
     return log
 
 
+@pytest.mark.req("APPEND-16", "READ-5", "READ-8")
 def test_append_and_read_with_sequential_offsets(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=71)
     values = [str(i).encode() for i in range(0, 100, 2)]
@@ -42,6 +51,7 @@ def test_append_and_read_with_sequential_offsets(tmp_path, clock):
     assert log.read(len(values), 100).batches() == []
 
 
+@pytest.mark.req("APPEND-18", "READ-8")
 def test_append_and_read_with_non_sequential_offsets(tmp_path, clock):
     log = non_sequential_log(tmp_path, clock)
     for i in range(50, max(MESSAGE_IDS)):
@@ -50,6 +60,7 @@ def test_append_and_read_with_non_sequential_offsets(tmp_path, clock):
         assert record.offset == expected and record.value == str(expected).encode()
 
 
+@pytest.mark.req("READ-8")
 def test_read_at_log_gap(tmp_path, clock):
     """A gap at the end of a segment: reading into it continues in the next segment."""
     log = create_log(tmp_path, clock, segment_bytes=300)
@@ -59,6 +70,7 @@ def test_read_at_log_gap(tmp_path, clock):
     assert log.read(1, 200).batches()[0].last_offset == log.log_end_offset - 1
 
 
+@pytest.mark.req("READ-13", "READ-14")
 def test_read_with_min_message(tmp_path, clock):
     log = non_sequential_log(tmp_path, clock)
     for i in range(50, max(MESSAGE_IDS)):
@@ -68,6 +80,7 @@ def test_read_with_min_message(tmp_path, clock):
             assert record.offset == expected and record.value == str(expected).encode()
 
 
+@pytest.mark.req("READ-13", "READ-14")
 def test_read_with_too_small_max_length(tmp_path, clock):
     """max_bytes 0 gives nothing; 1 gives a 1-byte slice marked first_entry_incomplete."""
     log = non_sequential_log(tmp_path, clock)
@@ -79,6 +92,7 @@ def test_read_with_too_small_max_length(tmp_path, clock):
         assert fetch.size_in_bytes == 1 and len(fetch.data()) == 1
 
 
+@pytest.mark.req("READ-1", "READ-2", "READ-5")
 def test_read_out_of_range(tmp_path, clock):
     """At the LEO: 0 bytes; below the log start offset or past the LEO: out of range."""
     dir = tmp_path / "topic-0"
@@ -95,6 +109,7 @@ def test_read_out_of_range(tmp_path, clock):
         assert raised.value.offset == offset
 
 
+@pytest.mark.req("READ-9")
 def test_compressed_messages(tmp_path, clock):
     """A read inside a compressed batch starts at the batch's first record."""
     log = create_log(tmp_path, clock, segment_bytes=110)
@@ -106,6 +121,7 @@ def test_compressed_messages(tmp_path, clock):
     assert [offsets_of(log.read(o, 4096))[0] for o in range(4)] == [0, 0, 2, 2]
 
 
+@pytest.mark.req("READ-4", "READ-5", "READ-12")
 def test_fetch_up_to_log_end_offset(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
     log.append_as_leader(batch(0, "0", "1", "2"), leader_epoch=0)
@@ -117,6 +133,7 @@ def test_fetch_up_to_log_end_offset(tmp_path, clock):
         assert fetch.fetch_offset_metadata.message_offset == offset
 
 
+@pytest.mark.req("READ-12")
 def test_fetch_up_to_max_offset(tmp_path, clock):
     """testFetchUpToHighWatermark, with ``max_offset`` standing for the high watermark: no
     batch at or past it is returned, and reads at or past it are empty."""
@@ -133,6 +150,7 @@ def test_fetch_up_to_max_offset(tmp_path, clock):
             assert fetch.fetch_offset_metadata.message_offset == offset
 
 
+@pytest.mark.req("READ-4", "READ-12", "ROLL-19")
 def test_max_offset_metadata_updated_after_segment_roll(tmp_path, clock):
     """testHighWatermarkMetadataUpdatedAfterSegmentRoll, with max_offset as the bound."""
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
@@ -148,12 +166,14 @@ def test_max_offset_metadata_updated_after_segment_roll(tmp_path, clock):
     assert log.read(3, 2048, max_offset=3).size_in_bytes == 0
 
 
+@pytest.mark.req("READ-4")
 def test_max_offset_above_log_end_reads_as_log_end(tmp_path, clock):
     log = create_log(tmp_path, clock)
     log.append_as_leader(batch(0, "a"), leader_epoch=0)
     assert offsets_of(log.read(0, 100, max_offset=5)) == [0]
 
 
+@pytest.mark.req("READ-7")
 def test_negative_max_bytes_is_an_invalid_argument(tmp_path, clock):
     log = create_log(tmp_path, clock)
     log.append_as_leader(batch(0, "a"), leader_epoch=0)
@@ -163,6 +183,7 @@ def test_negative_max_bytes_is_an_invalid_argument(tmp_path, clock):
     assert log.read(1, -1).data() == b""  # at the max offset: empty before the size check
 
 
+@pytest.mark.req("FLUSH-2")
 def test_log_segments_call_correct(tmp_path, clock):
     set_size = len(singleton_records(b"test", clock.milliseconds()))
     log = create_log(tmp_path, clock, segment_bytes=10 * set_size)
@@ -182,6 +203,7 @@ def test_log_segments_call_correct(tmp_path, clock):
         log.segments.values(10, 0)
 
 
+@pytest.mark.req("READ-15", "READ-16", "READ-17", "READ-18", "READ-20")
 def test_fetch_offset_by_timestamp_includes_leader_epoch(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=200, index_interval_bytes=1)
     assert log.fetch_offset_by_timestamp(0) is None
@@ -197,6 +219,7 @@ def test_fetch_offset_by_timestamp_includes_leader_epoch(tmp_path, clock):
     assert log.fetch_offset_by_timestamp(LATEST_TIMESTAMP) == TimestampAndOffset(-1, 2, 2)
 
 
+@pytest.mark.req("READ-19", "READ-20")
 def test_fetch_offset_by_timestamp_with_max_timestamp_includes_timestamp(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=200, index_interval_bytes=1)
     assert log.fetch_offset_by_timestamp(0) is None
@@ -211,6 +234,7 @@ def test_fetch_latest_tiered_timestamp_no_remote_storage(tmp_path, clock):
     assert log.fetch_offset_by_timestamp(LATEST_TIERED_TIMESTAMP) == TimestampAndOffset(-1, -1, -1)
 
 
+@pytest.mark.req("ROLL-10")
 def test_get_first_batch_timestamp_for_segments(tmp_path, clock):
     seg1, seg2 = create_segment(tmp_path, 1), create_segment(tmp_path, 2)
     assert [s.get_first_batch_timestamp() for s in (seg1, seg2)] == [2**63 - 1] * 2
@@ -219,3 +243,42 @@ def test_get_first_batch_timestamp_for_segments(tmp_path, clock):
     assert [s.get_first_batch_timestamp() for s in (seg1, seg2)] == [1000, 2000]
     seg1.close()
     seg2.close()
+
+
+@pytest.mark.req("INDEX-14", "INDEX-16", "OIDX-10", "TIDX-12")
+def test_dump_index_mismatches_and_time_index_errors(tmp_path, clock):
+    """DumpLogSegmentsTest testDumpIndexMismatches / testDumpTimeIndexErrors: a log written
+    with index.interval.bytes 128 and flushed, not closed (its indexes keep their zero
+    slots), passes the verifier's offset- and time-index checks (index.py)."""
+    log = create_log(tmp_path, clock, index_interval_bytes=128)
+    now = clock.milliseconds()
+    sets = [
+        [SimpleRecord(key=f"message key {i}".encode(), value=f"message value {i}".encode(), timestamp=now + i * 2) for i in range(10)],
+        [SimpleRecord(key=f"message key {i}".encode(), value=None, timestamp=now + i * 3) for i in range(10, 30)],
+        [SimpleRecord(key=None, value=f"message value {i}".encode(), timestamp=now + i * 5) for i in range(30, 50)],
+        [SimpleRecord(key=None, value=None, timestamp=now + i * 7) for i in range(50, 60)],
+    ]  # fmt: skip
+    for records in sets:
+        log.append_as_leader(build_record_batch(records), leader_epoch=0)
+    log.flush()
+    segment = log.active_segment
+    index_bytes = segment.offset_index_file.read_bytes()
+    time_bytes = segment.time_index_file.read_bytes()
+    assert len(index_bytes) == log.config.segment_index_bytes  # untrimmed: zero slots
+    offset_entries = list(until_stop(read_offset_index(index_bytes, 0), 0))
+    time_entries = list(until_stop(read_time_index(time_bytes, 0), 0))
+    assert offset_entries and time_entries
+    spans = {b.position: b for b in segment.log.batches()}
+
+    def batch_at(position):
+        b = spans.get(position)
+        return None if b is None else BatchSpan(b.base_offset, b.last_offset, b.max_timestamp)
+
+    def find_batch(position, offset):
+        for b in segment.log.batches_from(position):
+            if b.last_offset >= offset:
+                return BatchSpan(b.base_offset, b.last_offset, b.max_timestamp)
+        return None
+
+    assert verify_offset_index(offset_entries, batch_at) == []
+    assert verify_time_index(time_entries, offset_entries, 0, find_batch) == []

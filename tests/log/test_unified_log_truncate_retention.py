@@ -15,6 +15,7 @@ from .support import batch, create_log, offsets_of, singleton_records
 TOPIC_ID = "AAAAAAAAAAAAAAAAAAAAAQ"
 
 
+@pytest.mark.req("TRUNC-2", "TRUNC-3", "TRUNC-4", "TRUNC-5", "TRUNC-6", "TRUNC-13")
 def test_truncate_to(tmp_path, clock):
     set_size = len(singleton_records(b"test", clock.milliseconds()))
     log = create_log(tmp_path, clock, segment_bytes=10 * set_size)
@@ -44,6 +45,7 @@ def test_truncate_to(tmp_path, clock):
     assert log.log_start_offset == 0
 
 
+@pytest.mark.req("TRUNC-1")
 def test_truncate_to_negative_offset_is_an_error(tmp_path, clock):
     log = create_log(tmp_path, clock)
     with pytest.raises(KafkaLogError) as raised:
@@ -51,17 +53,30 @@ def test_truncate_to_negative_offset_is_an_error(tmp_path, clock):
     assert raised.value.category is Category.INVALID_ARGUMENT
 
 
+@pytest.mark.req("TRUNC-12")
+def test_truncate_fully_to_negative_offset_is_an_error(tmp_path, clock):
+    log = create_log(tmp_path, clock)
+    with pytest.raises(KafkaLogError) as raised:
+        log.truncate_fully_and_start_at(-1)
+    assert raised.value.category is Category.INVALID_ARGUMENT
+    assert [s.base_offset for s in log.log_segments()] == [0]
+
+
+@pytest.mark.req("TRUNC-5", "TRUNC-6", "TRUNC-10")
 def test_truncate_inside_a_batch_sets_leo_to_the_target(tmp_path, clock):
     """Quirk 9: the batch holding the target goes whole, yet LEO = target."""
     log = create_log(tmp_path, clock)
     log.append_as_leader(batch(0, "a", "b", "c"), leader_epoch=0)
     log.append_as_leader(batch(0, "d", "e"), leader_epoch=0)
+    log.flush()
+    assert log.recovery_point == 5
     log.truncate_to(4)
-    assert log.log_end_offset == 4
+    assert log.log_end_offset == 4 and log.recovery_point == 4
     assert offsets_of(log.read(0, 10_000)) == [0, 1, 2]
     assert log.append_as_leader(batch(0, "f"), leader_epoch=0).first_offset == 4
 
 
+@pytest.mark.req("TRUNC-4")
 def test_truncate_to_segment_base_keeps_the_segment_empty(tmp_path, clock):
     """Quirk 9: a segment whose base equals the target stays, emptied."""
     log = create_log(tmp_path, clock)
@@ -73,6 +88,7 @@ def test_truncate_to_segment_base_keeps_the_segment_empty(tmp_path, clock):
     assert log.number_of_segments == 2
 
 
+@pytest.mark.req("TRUNC-7")
 def test_truncate_below_log_start_offset_lowers_it(tmp_path, clock):
     """Quirk 10: a target below the log start offset (but not below the first segment)
     lowers the log start offset."""
@@ -84,6 +100,7 @@ def test_truncate_below_log_start_offset_lowers_it(tmp_path, clock):
     assert (log.log_start_offset, log.log_end_offset) == (2, 2)
 
 
+@pytest.mark.req("READ-3", "TRUNC-14")
 def test_truncate_fully_and_start(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
     log.append_as_leader(batch(0, "0", "1", "2"), leader_epoch=0)
@@ -96,6 +113,7 @@ def test_truncate_fully_and_start(tmp_path, clock):
     assert reopened.recovery_point == 2  # lowered from 5
 
 
+@pytest.mark.req("MODEL-3", "TRUNC-14")
 def test_full_truncation_resets_offsets(tmp_path, clock):
     """testHighWatermarkMaintenance, its last step: LSO = LEO (= HW here) = 4."""
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
@@ -104,6 +122,7 @@ def test_full_truncation_resets_offsets(tmp_path, clock):
     assert (log.log_start_offset, log.log_end_offset, log.high_watermark) == (4, 4, 4)
 
 
+@pytest.mark.req("LEPOCH-6", "LEPOCH-8", "TRUNC-2")
 def test_truncate_to_end_offset_clears_epoch_cache(tmp_path, clock):
     log = create_log(tmp_path, clock)
     log.append_as_follower(batch(27, "a", "b", epoch=19))
@@ -117,6 +136,7 @@ def test_truncate_to_end_offset_clears_epoch_cache(tmp_path, clock):
         assert log.log_end_offset == 29
 
 
+@pytest.mark.req("CKPT-B-3", "LEPOCH-8")
 def test_should_truncate_leader_epoch_checkpoint_file_when_truncating_log(tmp_path, clock):
     size = len(batch(0, "value", epoch=0))
     log = create_log(tmp_path, clock, segment_bytes=10 * size)
@@ -141,6 +161,7 @@ def test_should_truncate_leader_epoch_checkpoint_file_when_truncating_log(tmp_pa
     assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n0\n"
 
 
+@pytest.mark.req("TRUNC-4", "TRUNC-6")
 def test_reopen_then_truncate(tmp_path, clock):
     size = len(singleton_records(b"test", clock.milliseconds()))
     config = dict(segment_bytes=5 * size, segment_index_bytes=1000, index_interval_bytes=10000)
@@ -154,6 +175,7 @@ def test_reopen_then_truncate(tmp_path, clock):
     assert log.log_end_offset == 3
 
 
+@pytest.mark.req("MODEL-7", "RET-13", "RET-14")
 def test_async_delete(tmp_path, clock):
     size = len(singleton_records(b"test", clock.milliseconds() - 1000))
     log = create_log(
@@ -178,6 +200,7 @@ def test_async_delete(tmp_path, clock):
     assert not any(f.exists() for f in deleted_files)
 
 
+@pytest.mark.req("MODEL-6", "RET-14")
 def test_delete_with_zero_delay_is_immediate(tmp_path, clock):
     log = create_log(tmp_path, clock, file_delete_delay_ms=0)
     log.append_as_leader(batch(0, "a"), leader_epoch=0)
@@ -186,6 +209,7 @@ def test_delete_with_zero_delay_is_immediate(tmp_path, clock):
     assert sorted(p.name for p in log.dir.glob("*.log*")) == ["00000000000000000001.log"]
 
 
+@pytest.mark.req("LEPOCH-8", "RET-5", "RET-10", "RET-12")
 def test_delete_old_segments(tmp_path, clock):
     """Time retention and the epoch cache (the high-watermark steps do not apply: HW = LEO)."""
     size = len(singleton_records(b"test", clock.milliseconds() - 1000))
@@ -204,6 +228,7 @@ def test_delete_old_segments(tmp_path, clock):
     assert (log.log_start_offset, log.log_end_offset) == (100, 100)
 
 
+@pytest.mark.req("RET-3", "RET-4", "RET-6")
 def test_log_deletion_after_delete_records(tmp_path, clock):
     size = len(singleton_records(b"test"))
     log = create_log(tmp_path, clock, segment_bytes=5 * size)
@@ -217,6 +242,7 @@ def test_log_deletion_after_delete_records(tmp_path, clock):
         assert log.log_start_offset == new_start
 
 
+@pytest.mark.req("READ-1", "RET-4", "RET-6")
 def test_delete_segments_before(tmp_path, clock):
     """The conformance ``delete_segments_before``: LSO up, then the LSO-breach pass only."""
     size = len(singleton_records(b"test"))
@@ -232,6 +258,7 @@ def test_delete_segments_before(tmp_path, clock):
     assert offsets_of(log.read(7, 10_000))[0] == 7
 
 
+@pytest.mark.req("RET-8", "RET-10")
 def test_should_delete_size_based_segments(tmp_path, clock):
     size = len(singleton_records(b"test"))
     log = create_log(tmp_path, clock, segment_bytes=5 * size, retention_bytes=10 * size)
@@ -241,6 +268,7 @@ def test_should_delete_size_based_segments(tmp_path, clock):
     assert log.number_of_segments == 2
 
 
+@pytest.mark.req("RET-8", "RET-10")
 def test_should_not_delete_size_based_segments_when_under_retention_size(tmp_path, clock):
     size = len(singleton_records(b"test"))
     log = create_log(tmp_path, clock, segment_bytes=5 * size, retention_bytes=15 * size)
@@ -250,6 +278,7 @@ def test_should_not_delete_size_based_segments_when_under_retention_size(tmp_pat
     assert log.number_of_segments == 3
 
 
+@pytest.mark.req("RET-7", "RET-9", "RET-10")
 def test_should_delete_time_based_segments_ready_to_be_deleted(tmp_path, clock):
     size = len(singleton_records(b"test", timestamp=10))
     log = create_log(tmp_path, clock, segment_bytes=5 * size, retention_ms=10000)
@@ -259,6 +288,7 @@ def test_should_delete_time_based_segments_ready_to_be_deleted(tmp_path, clock):
     assert log.number_of_segments == 1
 
 
+@pytest.mark.req("RET-7", "RET-9", "RET-10")
 def test_should_not_delete_time_based_segments_when_none_ready_to_be_deleted(tmp_path, clock):
     now = clock.milliseconds()
     size = len(singleton_records(b"test", timestamp=now))
@@ -269,6 +299,7 @@ def test_should_not_delete_time_based_segments_when_none_ready_to_be_deleted(tmp
     assert log.number_of_segments == 3
 
 
+@pytest.mark.req("RET-7", "RET-9")
 def test_time_retention_falls_back_to_the_log_file_mtime(tmp_path, clock):
     """Without record timestamps a segment's largest timestamp is its .log mtime, which the
     reference keeps on the injected clock."""
@@ -284,7 +315,9 @@ def test_time_retention_falls_back_to_the_log_file_mtime(tmp_path, clock):
     assert log.number_of_segments == 1 and log.log_start_offset == 10
 
 
-def test_should_delete_start_offset_breached_segments(tmp_path, clock):
+def test_should_delete_start_offset_breached_segments_when_policy_does_not_include_delete(
+    tmp_path, clock
+):
     """shouldDeleteStartOffsetBreachedSegmentsWhenPolicyDoesNotIncludeDelete, the LSO pass."""
     size = len(singleton_records(b"test", key=b"test", timestamp=10))
     log = create_log(tmp_path, clock, segment_bytes=5 * size)
@@ -300,6 +333,7 @@ def test_should_delete_start_offset_breached_segments(tmp_path, clock):
 
 
 @pytest.mark.parametrize("messages", [0, 1, 25])
+@pytest.mark.req("RET-11", "RET-15")
 def test_that_garbage_collecting_segments_doesnt_change_offset(tmp_path, clock, messages):
     log = create_log(tmp_path, clock, segment_bytes=100, retention_ms=0)
     for i in range(messages):
@@ -314,6 +348,7 @@ def test_that_garbage_collecting_segments_doesnt_change_offset(tmp_path, clock, 
     assert info.first_offset == messages
 
 
+@pytest.mark.req("LEPOCH-7", "LEPOCH-8", "RET-12")
 def test_should_truncate_leader_epochs_when_deleting_segments(tmp_path, clock):
     size = len(singleton_records(b"test"))
     log = create_log(tmp_path, clock, segment_bytes=5 * size, retention_bytes=10 * size)
@@ -326,6 +361,7 @@ def test_should_truncate_leader_epochs_when_deleting_segments(tmp_path, clock):
     assert cache.epoch_entries() == [EpochEntry(1, 5), EpochEntry(2, 10)]
 
 
+@pytest.mark.req("CKPT-B-4", "LEPOCH-7", "LEPOCH-8", "RET-12")
 def test_should_update_offset_for_leader_epochs_when_deleting_segments(tmp_path, clock):
     size = len(singleton_records(b"test"))
     log = create_log(tmp_path, clock, segment_bytes=5 * size, retention_bytes=10 * size)
@@ -339,6 +375,7 @@ def test_should_update_offset_for_leader_epochs_when_deleting_segments(tmp_path,
     assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n3\n0 5\n1 7\n2 10\n"
 
 
+@pytest.mark.req("RET-1", "RET-2")
 def test_cannot_increment_log_start_offset_past_high_watermark(tmp_path, clock):
     """Single replica: the high watermark is the LEO."""
     log = create_log(tmp_path, clock, segment_bytes=512)
@@ -351,6 +388,7 @@ def test_cannot_increment_log_start_offset_past_high_watermark(tmp_path, clock):
     assert log.maybe_increment_log_start_offset(50) is False
 
 
+@pytest.mark.req("RET-5")
 def test_deletable_segments_filter(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
     for _ in range(9):
@@ -364,6 +402,7 @@ def test_deletable_segments_filter(tmp_path, clock):
     assert log.deletable_segments(lambda s, _: True) == log.log_segments()
 
 
+@pytest.mark.req("RET-5")
 def test_deletable_segments_iteration(tmp_path, clock):
     log = create_log(tmp_path, clock, segment_bytes=1024 * 1024)
     for _ in range(9):
@@ -385,6 +424,7 @@ def test_deletable_segments_iteration(tmp_path, clock):
     assert seen == list(range(10))
 
 
+@pytest.mark.req("CKPT-B-6")
 def test_log_reinitialize_after_manual_delete(tmp_path, clock):
     """An empty partition directory with a log-start-offset checkpoint of 500."""
     (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\ntopic 0 500\n")
@@ -403,6 +443,7 @@ def test_load_empty_log(tmp_path, clock):
     assert log.log_end_offset == 1
 
 
+@pytest.mark.req("CKPT-B-6", "CKPT-B-7")
 def test_checkpoint_log_start_offset_for_normal_topic(tmp_path, clock):
     """log-start-offset-checkpoint holds the log only while its start is above its first
     segment's base."""
@@ -420,6 +461,7 @@ def test_checkpoint_log_start_offset_for_normal_topic(tmp_path, clock):
     assert checkpoint.read_text() == "0\n0\n"
 
 
+@pytest.mark.req("CKPT-B-5", "CKPT-B-6", "FLUSH-10")
 def test_checkpoints_round_trip_through_close_and_reopen(tmp_path, clock):
     """testCheckpointRecoveryPoints: close writes the recovery point (= LEO) and keeps other
     partitions' lines; a reopen reads them back."""
@@ -441,6 +483,7 @@ def test_checkpoints_round_trip_through_close_and_reopen(tmp_path, clock):
     assert [s.base_offset for s in reopened.log_segments()] == [4, 6, 8]
 
 
+@pytest.mark.req("CKPT-B-8")
 def test_log_recovers_topic_id(tmp_path, clock):
     dir = tmp_path / "topic-0"
     log = Log.open(dir, LogConfig(), clock, topic_id=TOPIC_ID)
@@ -450,6 +493,7 @@ def test_log_recovers_topic_id(tmp_path, clock):
     assert reopened.topic_id == TOPIC_ID
 
 
+@pytest.mark.req("CKPT-B-8")
 def test_log_fails_when_inconsistent_topic_id_set(tmp_path, clock):
     dir = tmp_path / "topic-0"
     Log.open(dir, LogConfig(), clock, topic_id=TOPIC_ID).close()
@@ -458,6 +502,7 @@ def test_log_fails_when_inconsistent_topic_id_set(tmp_path, clock):
     assert raised.value.category is Category.INCONSISTENT_TOPIC_ID
 
 
+@pytest.mark.req("MODEL-12", "FLUSH-10")
 def test_closed_log_refuses_operations(tmp_path, clock):
     log = create_log(tmp_path, clock)
     log.close()
@@ -472,6 +517,7 @@ def test_closed_log_refuses_operations(tmp_path, clock):
         assert raised.value.category is Category.LOG_CLOSED
 
 
+@pytest.mark.req("APPEND-26", "FLUSH-8", "FLUSH-9", "INDEX-4")
 def test_close_trims_and_writes_final_time_index_entry(tmp_path, clock):
     """§4.13: a closed log's active segment has trimmed indexes ending with its max timestamp;
     a preallocated .log is cut to its data."""
@@ -485,3 +531,16 @@ def test_close_trims_and_writes_final_time_index_entry(tmp_path, clock):
     assert (log.dir / "00000000000000000000.index").stat().st_size == 0
     time_index = (log.dir / "00000000000000000000.timeindex").read_bytes()
     assert time_index == (300).to_bytes(8, "big") + (1).to_bytes(4, "big")
+
+
+@pytest.mark.req("MODEL-12")
+def test_append_to_or_read_from_log_in_failed_log_dir(tmp_path, clock):
+    """An offline directory (close_handlers): every later operation is log_closed."""
+    log = create_log(tmp_path, clock)
+    log.append_as_leader(batch(0, "a"), leader_epoch=0)
+    assert offsets_of(log.read(0, 4096)) == [0]
+    log.close_handlers()
+    for operation in (lambda: log.append_as_leader(batch(0, "b"), 0), lambda: log.read(0, 4096)):
+        with pytest.raises(KafkaLogError) as raised:
+            operation()
+        assert raised.value.category is Category.LOG_CLOSED
