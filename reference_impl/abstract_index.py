@@ -112,7 +112,7 @@ class AbstractIndex:
         if newly_created:
             self._entries: list = []
         else:
-            # INDEX: an existing file's entries are all its whole slots, zero slots included
+            # INDEX-5: an existing file's entries are all its whole slots, zero slots included
             data = os.pread(fd, self.max_entries * self.entry_size, 0)
             self._entries = [self._decode(fields) for fields in self.ENTRY.iter_unpack(data)]
 
@@ -138,7 +138,7 @@ class AbstractIndex:
     def size_in_bytes(self) -> int:
         return self.entries * self.entry_size
 
-    # --- relative offsets (INDEX: offset - baseOffset must fit an int32) ---
+    # --- relative offsets (INDEX-13: offset - baseOffset must fit an int32) ---
     def can_append_offset(self, offset: int) -> bool:
         return 0 <= offset - self.base_offset <= INT32_MAX
 

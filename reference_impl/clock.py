@@ -15,7 +15,7 @@ from typing import Protocol
 
 
 class Clock(Protocol):
-    """Kafka's ``Time.milliseconds()``: epoch milliseconds."""
+    """MODEL-5: Kafka's ``Time.milliseconds()``, epoch milliseconds."""
 
     def milliseconds(self) -> int: ...
 

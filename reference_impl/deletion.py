@@ -30,7 +30,7 @@ def delete_segment_files(
     scheduler: Scheduler,
     file_delete_delay_ms: int,
 ) -> None:
-    """RET: rename every file of ``segments`` to ``.deleted`` (unless already so named),
+    """RET-13, RET-14: rename every file of ``segments`` to ``.deleted`` (unless already so named),
     then delete them after ``file_delete_delay_ms`` on the injected clock (``async_delete``)
     or at once."""
     segments = list(segments)

@@ -209,7 +209,7 @@ class FileRecords:
     def search_for_offset_with_size(
         self, target_offset: int, starting_position: int
     ) -> LogOffsetPosition | None:
-        """READ: the first batch from ``starting_position`` whose lastOffset >= target."""
+        """INDEX-20: the first batch from ``starting_position`` whose lastOffset >= target."""
         for batch in self.batches_from(starting_position):
             if batch.last_offset >= target_offset:
                 return LogOffsetPosition(batch.last_offset, batch.position, batch.size_in_bytes)

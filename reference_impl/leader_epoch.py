@@ -56,7 +56,7 @@ class LeaderEpochFileCache:
 
     # --- changes ---
     def assign(self, epoch: int, start_offset: int) -> None:
-        """EPOCH: record that ``epoch`` starts at ``start_offset``.
+        """LEPOCH-2 to LEPOCH-4: record that ``epoch`` starts at ``start_offset``.
 
         Nothing changes when the latest entry has the same epoch and a start offset at
         or below this one. Otherwise trailing entries with an epoch >= ``epoch`` or a
@@ -85,7 +85,7 @@ class LeaderEpochFileCache:
         return True
 
     def truncate_from_end(self, end_offset: int) -> None:
-        """Remove the entries starting at or after ``end_offset`` (log truncation)."""
+        """LEPOCH-6: remove the entries starting at or after ``end_offset`` (log truncation)."""
         latest = self.latest_entry()
         if end_offset >= 0 and latest is not None and latest.start_offset >= end_offset:
             while self._epochs and self._epochs[-1].start_offset >= end_offset:
@@ -93,7 +93,7 @@ class LeaderEpochFileCache:
             self._write()
 
     def truncate_from_start(self, start_offset: int) -> None:
-        """Remove the entries starting at or before ``start_offset``, then put the last one
+        """LEPOCH-7: remove the entries starting at or before ``start_offset``, then put the last one
         removed back with its start moved to ``start_offset`` (the log start rose)."""
         removed = None
         while self._epochs and self._epochs[0].start_offset <= start_offset:

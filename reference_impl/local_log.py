@@ -78,7 +78,7 @@ class LocalLog:
         self.update_log_end_offset(last_offset + 1)
 
     def flush(self, offset: int) -> None:
-        """FLUSH: fsync the segments holding offsets in [recovery point, ``offset``), and the
+        """FLUSH-2: fsync the segments holding offsets in [recovery point, ``offset``), and the
         directory when one of them is new since the last flush (its name must be durable).
         The caller moves the recovery point."""
         current = self.recovery_point
@@ -91,7 +91,7 @@ class LocalLog:
             fsync_dir(self.dir)
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """ROLL: a new active segment at max(``expected_next_offset``, LEO).
+        """ROLL-12 to ROLL-19: a new active segment at max(``expected_next_offset``, LEO).
 
         The old active segment gets its final time-index entry and is trimmed. If a
         segment already has that base offset: an empty active segment is replaced by a
@@ -142,7 +142,7 @@ class LocalLog:
         min_one_message: bool,
         max_offset_metadata: LogOffsetMetadata,
     ) -> FetchDataInfo:
-        """READ: from the segment at or below ``start_offset``, moving to later segments
+        """READ-2, READ-3, READ-5, READ-6, READ-8, READ-10: from the segment at or below ``start_offset``, moving to later segments
         while a segment has no batch reaching it; nothing at or past the max offset.
 
         ``start_offset`` above the LEO, or below every segment, is ``offset_out_of_range``.
@@ -179,7 +179,7 @@ class LocalLog:
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, target_offset: int) -> list[LogSegment]:
-        """TRUNC: delete the segments whose base offset is above the target (one whose base
+        """TRUNC-4 to TRUNC-6: delete the segments whose base offset is above the target (one whose base
         equals it stays, empty), cut the active segment, LEO = target."""
         deletable = self.segments.filter(lambda s: s.base_offset > target_offset)
         self.remove_and_delete_segments(deletable)
@@ -188,7 +188,7 @@ class LocalLog:
         return deletable
 
     def truncate_fully_and_start_at(self, new_offset: int) -> list[LogSegment]:
-        """TRUNC: delete every segment; a new empty one starts at ``new_offset``."""
+        """TRUNC-13: delete every segment; a new empty one starts at ``new_offset``."""
         existing = self.segments.values()
         if existing:
             self.remove_and_delete_segments(existing[:-1])

@@ -173,7 +173,7 @@ class Log(LogRetention):
         return self.segments.size_in_bytes()
 
     def maybe_assign_epoch_start_offset(self, leader_epoch: int, start_offset: int) -> None:
-        """EPOCH: a new leader records where its epoch starts (Kafka, on becoming leader)."""
+        """LEPOCH-4: a new leader records where its epoch starts (Kafka, on becoming leader)."""
         self.leader_epoch_cache.assign(leader_epoch, start_offset)
 
     @property
@@ -194,11 +194,11 @@ class Log(LogRetention):
 
     # --- append (APPEND) ---
     def append_as_leader(self, records: bytes, leader_epoch: int) -> LogAppendInfo:
-        """APPEND: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``."""
+        """APPEND-5 to APPEND-17: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``."""
         return self._append(records, AppendOrigin.CLIENT, True, leader_epoch, False)
 
     def append_as_follower(self, records: bytes) -> LogAppendInfo:
-        """APPEND: batches that keep their offsets, which must increase and start at or
+        """APPEND-9, APPEND-18, APPEND-19: batches that keep their offsets, which must increase and start at or
         after the LEO (gaps allowed); ``max.message.bytes`` is not checked."""
         return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
 
@@ -280,7 +280,7 @@ class Log(LogRetention):
 
     # --- roll (ROLL) ---
     def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
-        """ROLL: roll when the active segment meets a roll condition. The new base offset is
+        """ROLL-1, ROLL-11: roll when the active segment meets a roll condition. The new base offset is
         the set's first offset, or for a legacy follower set (first offset unknown) its
         last offset - (2^31 - 1), raised to the LEO by the roll."""
         segment = self.segments.active_segment
@@ -299,7 +299,7 @@ class Log(LogRetention):
         return self._roll(info.first_offset)
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """ROLL: start a new active segment at max(``expected_next_offset``, LEO)."""
+        """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
         self._begin()
         return self._roll(expected_next_offset)
 
@@ -312,7 +312,7 @@ class Log(LogRetention):
 
     # --- flush (FLUSH) ---
     def flush(self, offset: int | None = None, *, including_offset: bool = False) -> None:
-        """FLUSH: fsync what lies between the recovery point and ``offset`` (default the LEO;
+        """FLUSH-2, FLUSH-5: fsync what lies between the recovery point and ``offset`` (default the LEO;
         ``including_offset`` adds the segment holding it, so an empty active segment is
         synced too, creating its index files), then raise the recovery point to ``offset``."""
         self._begin()
@@ -333,7 +333,7 @@ class Log(LogRetention):
         max_offset: int | None = None,
         min_one_message: bool = False,
     ) -> FetchDataInfo:
-        """READ: whole batches from the one holding ``start_offset``: at most ``max_bytes``
+        """READ-1 to READ-14: whole batches from the one holding ``start_offset``: at most ``max_bytes``
         (the last batch may be cut; ``min_one_message`` returns the first whole), and none
         at or past ``max_offset`` (default, and at most, the LEO: Kafka's high watermark).
 
@@ -350,14 +350,14 @@ class Log(LogRetention):
         return self.local_log.read(start_offset, max_bytes, min_one_message, max_metadata)
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
-        """READ: ListOffsets, the first offset whose record timestamp is >= the target, or a
+        """READ-15 to READ-20: ListOffsets, the first offset whose record timestamp is >= the target, or a
         special target (timestamp_lookup.py)."""
         self._begin()
         return fetch_offset_by_timestamp(self, target_timestamp)
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, target_offset: int) -> bool:
-        """TRUNC: remove every batch holding an offset >= ``target_offset``.
+        """TRUNC-1 to TRUNC-7, LEPOCH-8: remove every batch holding an offset >= ``target_offset``.
 
         At or past the LEO nothing changes (False), though the epoch cache still drops
         entries from the LEO on. Below the first segment's base this is
@@ -385,7 +385,7 @@ class Log(LogRetention):
     def truncate_fully_and_start_at(
         self, new_offset: int, log_start_offset: int | None = None
     ) -> None:
-        """TRUNC: delete everything and start an empty segment at ``new_offset``; the log
+        """TRUNC-12 to TRUNC-15: delete everything and start an empty segment at ``new_offset``; the log
         start offset becomes ``log_start_offset`` (default ``new_offset``). The recovery
         point only comes down (to ``new_offset``) if it was above."""
         self._begin()
@@ -402,7 +402,7 @@ class Log(LogRetention):
 
     # --- checkpoints (CKPT-B) ---
     def _write_checkpoints(self) -> None:
-        """Both root checkpoints, with this partition's line: the recovery point always,
+        """CKPT-B-5 to CKPT-B-7: both root checkpoints, with this partition's line: the recovery point always,
         the log start offset only when it is above the first segment's base offset."""
         root = self.dir.parent
         ckpt.update_offset(
@@ -419,7 +419,7 @@ class Log(LogRetention):
 
     # --- closing ---
     def close(self) -> None:
-        """A clean shutdown of this log: flush everything (the empty active segment
+        """FLUSH-7 to FLUSH-10: a clean shutdown of this log: flush everything (the empty active segment
         included), close every segment (final time-index entries, trims, fsync), write the
         checkpoints; deletions not yet due are dropped, as Kafka's scheduler drops them."""
         self._begin()
@@ -431,7 +431,7 @@ class Log(LogRetention):
         self._closed = True
 
     def close_handlers(self) -> None:
-        """Close every file without writing (an offline log directory); any later
+        """MODEL-12: close every file without writing (an offline log directory); any later
         operation is ``log_closed``."""
         self.local_log.close_handlers()
         self.scheduler.shutdown()

@@ -15,6 +15,8 @@ from .segment import LogSegment
 
 
 class LogSegments:
+    """MODEL-1: the segments by strictly increasing base offset; the last is active."""
+
     def __init__(self) -> None:
         self._by_base: dict[int, LogSegment] = {}
         self._bases: list[int] = []  # sorted

@@ -159,7 +159,7 @@ def analyze_and_validate_records(
             if batch.compression_id != Compression.NONE:
                 source_compression = Compression(batch.compression_id)
     except CorruptRecordError as exc:
-        # APPEND: bad framing, a bad magic, a short batch or a bad CRC: Kafka's
+        # APPEND-4, APPEND-7: bad framing, a bad magic, a short batch or a bad CRC: Kafka's
         # CorruptRecordException, whatever the reader's finer category
         raise LogOperationError(
             Category.CORRUPT_MESSAGE, exc.message, position=exc.position, offset=exc.offset
@@ -207,7 +207,7 @@ def assign_offsets_as_leader(
     timestamp_type: TimestampType,
     leader_epoch: int,
 ) -> ValidationResult:
-    """APPEND: give a client's batch the offsets from ``next_offset`` (the log end offset).
+    """APPEND-10 to APPEND-17: give a client's batch the offsets from ``next_offset`` (the log end offset).
 
     The set must be one v2 batch (more is ``invalid_record``) whose header agrees with
     itself: a positive offset range equal to its record count, not a control batch, a

@@ -46,7 +46,7 @@ class OffsetIndex(AbstractIndex):
         return self._entries[-1].offset if self._entries else self.base_offset
 
     def append(self, offset: int, position: int) -> None:
-        """INDEX: offsets strictly increase; positions are not checked.
+        """INDEX-13, INDEX-17: offsets strictly increase; positions are not checked.
 
         A full index is an ``invalid_argument``, an offset not above the last one an
         ``invalid_offset``, an offset outside [base, base + 2^31-1] an ``offset_overflow``.
@@ -67,7 +67,7 @@ class OffsetIndex(AbstractIndex):
         self._append_entry(OffsetPosition(offset, position))
 
     def lookup(self, target_offset: int) -> OffsetPosition:
-        """The entry with the largest offset <= target, else (baseOffset, 0)."""
+        """INDEX-18: the entry with the largest offset <= target, else (baseOffset, 0)."""
         slot = largest_lower_bound_slot(self._entries, target_offset, _offset, self.entry_size)
         return OffsetPosition(self.base_offset, 0) if slot == -1 else self._entries[slot]
 
@@ -90,7 +90,7 @@ class OffsetIndex(AbstractIndex):
         return None if slot == -1 else self._entries[slot]
 
     def truncate_to(self, offset: int) -> None:
-        """Remove the entries with offset >= ``offset``.
+        """INDEX-6: remove the entries with offset >= ``offset``.
 
         With ``slot`` the largest entry <= offset: none leaves 0 entries; an exact match
         leaves ``slot`` (the match goes too); otherwise ``slot + 1`` remain.

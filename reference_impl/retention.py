@@ -31,7 +31,7 @@ class LogRetention:
     """Mixed into ``Log``: everything here reads and changes the log's own state."""
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
-        """RET: raise the log start offset (never lower it). Above the high watermark it is
+        """RET-1 to RET-3: raise the log start offset (never lower it). Above the high watermark it is
         ``offset_out_of_range``. No file changes: the segments below it go at the next
         ``delete_old_segments``. Returns whether it moved."""
         self._begin()
@@ -54,7 +54,7 @@ class LogRetention:
         return True
 
     def delete_segments_before(self, offset: int) -> int:
-        """The conformance contract's ``delete_segments_before``, Kafka's DeleteRecords:
+        """RET-4: the conformance contract's ``delete_segments_before``, Kafka's DeleteRecords:
         raise the log start offset to ``offset``, then delete the segments it has passed
         (whose successor's base offset is <= it). Returns the number deleted."""
         self._begin()
@@ -62,7 +62,7 @@ class LogRetention:
         return self._delete_log_start_offset_breached_segments()
 
     def delete_old_segments(self) -> int:
-        """RET: the three deletion passes (cleanup.policy=delete); returns the number of
+        """RET-10: the three deletion passes (cleanup.policy=delete); returns the number of
         segments deleted."""
         self._begin()
         return (
@@ -72,12 +72,15 @@ class LogRetention:
         )
 
     def _delete_log_start_offset_breached_segments(self) -> int:
+        """RET-6: a segment whose successor starts at or below the log start offset."""
+
         def should_delete(segment: LogSegment, next_segment: LogSegment | None) -> bool:
             return next_segment is not None and next_segment.base_offset <= self.log_start_offset
 
         return self._delete_old_segments(should_delete)
 
     def _delete_retention_size_breached_segments(self) -> int:
+        """RET-8: the oldest segments while what is left stays at or above retention.bytes."""
         retention_bytes = self.config.retention_bytes
         if retention_bytes < 0 or self.size < retention_bytes:
             return 0
@@ -93,6 +96,7 @@ class LogRetention:
         return self._delete_old_segments(should_delete)
 
     def _delete_retention_ms_breached_segments(self) -> int:
+        """RET-7: segments whose largest timestamp is more than retention.ms old."""
         retention_ms = self.config.retention_ms
         if retention_ms < 0:
             return 0
@@ -108,7 +112,7 @@ class LogRetention:
         return self._delete_segments(deletable) if deletable else 0
 
     def deletable_segments(self, predicate: Predicate) -> list[LogSegment]:
-        """The oldest segments, in order, while each is below the high watermark, passes
+        """RET-5: the oldest segments, in order, while each is below the high watermark, passes
         ``predicate(segment, next_segment)`` and is not an empty last segment."""
         segments = self.segments.values()
         deletable = []
@@ -125,6 +129,8 @@ class LogRetention:
         return deletable
 
     def _delete_segments(self, deletable: list[LogSegment]) -> int:
+        """RET-11 to RET-13: roll first if every segment goes, raise the log start offset to
+        the next segment's base, then remove the segments and rename their files."""
         to_delete = deletable
         if self.segments.number_of_segments() == len(deletable):
             new_segment = self._roll(None)  # a log always keeps one segment

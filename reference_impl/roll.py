@@ -27,7 +27,7 @@ class RollParams:
     now: int
 
 
-# ROLL: any one condition rolls the log.
+# ROLL-1: any one condition rolls the log (ROLL-2, ROLL-3, ROLL-5, ROLL-6, ROLL-7).
 ROLL_CONDITIONS = (
     ("size", lambda seg, p: seg.size > p.max_segment_bytes - p.messages_size),
     (

@@ -22,6 +22,8 @@ from .clock import Clock
 
 
 class Scheduler:
+    """MODEL-6, MODEL-7: delayed work runs when the injected clock says it is due."""
+
     def __init__(self, clock: Clock) -> None:
         self.clock = clock
         self._queue: list[tuple[int, int, str, Callable[[], None]]] = []

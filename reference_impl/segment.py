@@ -145,7 +145,7 @@ class LogSegment:
 
     # --- roll decision (ROLL) ---
     def should_roll(self, params: RollParams) -> bool:
-        """ROLL: whether any of the five roll conditions (roll.py) holds before an append."""
+        """ROLL-1: whether any of the five roll conditions (roll.py) holds before an append."""
         return roll_reason(self, params) is not None
 
     def _load_first_batch_timestamp(self) -> None:
@@ -155,7 +155,7 @@ class LogSegment:
                 break
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        """ROLL: record time when the segment's first batch has a timestamp (the incoming
+        """ROLL-4: record time when the segment's first batch has a timestamp (the incoming
         set's max timestamp minus that batch's), else wall time since the segment's
         creation."""
         self._load_first_batch_timestamp()
@@ -165,14 +165,14 @@ class LogSegment:
         return now - self.created
 
     def get_first_batch_timestamp(self) -> int:
-        """The first batch's max timestamp, or Long.MAX when empty or without timestamps."""
+        """ROLL-10: the first batch's max timestamp, or Long.MAX when empty or without timestamps."""
         self._load_first_batch_timestamp()
         ts = self.rolling_based_timestamp
         return ts if ts is not None and ts >= 0 else LONG_MAX
 
     # --- max timestamp so far ---
     def read_max_timestamp_and_offset_so_far(self) -> TimestampOffset:
-        """Loaded lazily from the time index's last entry (stale until recomputed)."""
+        """INDEX-11: loaded lazily from the time index's last entry (stale until recomputed)."""
         if self.max_timestamp_and_offset_so_far is None:
             self.max_timestamp_and_offset_so_far = self.time_index.last_entry()
         return self.max_timestamp_and_offset_so_far
@@ -190,7 +190,7 @@ class LogSegment:
         return ts if ts >= 0 else None
 
     def largest_timestamp(self) -> int:
-        """RET: the max record timestamp, else the .log's mtime."""
+        """RET-9: the max record timestamp, else the .log's mtime."""
         ts = self.max_timestamp_so_far
         return ts if ts >= 0 else self.last_modified()
 
@@ -201,7 +201,7 @@ class LogSegment:
         # the .log's mtime follows the injected clock, so retention by mtime is deterministic
         self.log.set_last_modified(self.clock.milliseconds())
 
-    # --- append (INDEX: the segment-level index rule) ---
+    # --- append (APPEND-22, INDEX-7) ---
     def append(
         self,
         largest_offset: int,
@@ -211,7 +211,7 @@ class LogSegment:
     ) -> None:
         """Append one message set (one or more whole batches).
 
-        INDEX: an index entry is added when more than ``index.interval.bytes`` were
+        INDEX-7: an index entry is added when more than ``index.interval.bytes`` were
         written since the last one, counted *before* this append; it pairs the set's
         largest offset with the position where the set starts. The first append to a
         segment is never indexed.
@@ -250,7 +250,7 @@ class LogSegment:
     def translate_offset(
         self, offset: int, starting_file_position: int = 0
     ) -> LogOffsetPosition | None:
-        """READ: the first batch whose lastOffset >= ``offset``, found from the offset index's
+        """INDEX-20: the first batch whose lastOffset >= ``offset``, found from the offset index's
         floor entry by a forward scan; None when no batch reaches ``offset``."""
         mapping = self.offset_index.lookup(offset)
         return self.log.search_for_offset_with_size(
@@ -264,7 +264,7 @@ class LogSegment:
         max_position: int | None | _SegmentSize = SEGMENT_SIZE,
         min_one_message: bool = False,
     ) -> FetchDataInfo | None:
-        """READ: up to ``max_size`` bytes from the batch holding ``start_offset``, never past
+        """READ-11 to READ-14: up to ``max_size`` bytes from the batch holding ``start_offset``, never past
         ``max_position`` (None: return no bytes, only where the read would start).
 
         Returns None when no batch in this segment reaches ``start_offset``. With
@@ -321,7 +321,7 @@ class LogSegment:
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, offset: int) -> int:
-        """TRUNC: remove every batch whose last offset is >= ``offset`` and every index entry
+        """TRUNC-5, TRUNC-8, TRUNC-9, INDEX-6: remove every batch whose last offset is >= ``offset`` and every index entry
         at or past it; returns the number of .log bytes removed.
 
         Whole batches only: the batch holding ``offset`` goes entirely. Both indexes are
@@ -369,7 +369,7 @@ class LogSegment:
 
     # --- lifecycle ---
     def on_become_inactive_segment(self) -> None:
-        """At roll: the final time-index entry (into the reserved slot), then trim both
+        """ROLL-17, ROLL-18: at roll, the final time-index entry (into the reserved slot), then trim both
         indexes and the .log (dropping a preallocated tail)."""
         self.time_index.maybe_append(
             self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
@@ -388,7 +388,7 @@ class LogSegment:
         self.txn_index.flush()
 
     def close(self) -> None:
-        """The final time-index entry if a max timestamp is known, trim the indexes,
+        """FLUSH-8, FLUSH-9: the final time-index entry if a max timestamp is known, trim the indexes,
         fsync and trim the .log."""
         if self.max_timestamp_and_offset_so_far is not None:
             # Kafka logs and swallows a failure here: closing must still release the files

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
 def recover_segment(
     segment: LogSegment, leader_epoch_cache: LeaderEpochFileCache | None = None
 ) -> int:
-    """Rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
+    """INDEX-8: rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
     batch; returns the number of bytes truncated.
 
     Per batch from position 0: the framing rules, ``ensure_valid`` (size and CRC) and

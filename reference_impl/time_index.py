@@ -43,7 +43,7 @@ class TimeIndex(AbstractIndex):
         return encode_time_index_entry(entry, self.base_offset)
 
     def is_full(self) -> bool:
-        """INDEX: one slot is reserved for the roll/close entry."""
+        """INDEX-12: one slot is reserved for the roll/close entry."""
         return self.entries >= self.max_entries - 1
 
     def last_entry(self) -> TimestampOffset:
@@ -53,7 +53,7 @@ class TimeIndex(AbstractIndex):
         )
 
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
-        """Append (timestamp, offset) if the timestamp is above the last entry's.
+        """INDEX-10: append (timestamp, offset) if the timestamp is above the last entry's.
 
         A full index (unless ``skip_full_check``) is an ``invalid_argument``; an offset
         below the last entry's is an ``invalid_offset``; a smaller timestamp is an
@@ -86,7 +86,7 @@ class TimeIndex(AbstractIndex):
             self._append_entry(TimestampOffset(timestamp, offset))
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
-        """The entry with the largest timestamp <= target, else (-1, baseOffset)."""
+        """INDEX-19: the entry with the largest timestamp <= target, else (-1, baseOffset)."""
         slot = largest_lower_bound_slot(
             self._entries, target_timestamp, _timestamp, self.entry_size
         )
@@ -103,7 +103,7 @@ class TimeIndex(AbstractIndex):
         return self._entries[n]
 
     def truncate_to(self, offset: int) -> None:
-        """Remove the entries with offset >= ``offset`` (searched by the entries' offsets)."""
+        """INDEX-6: remove the entries with offset >= ``offset`` (searched by their offsets)."""
         slot = largest_lower_bound_slot(self._entries, offset, _offset, self.entry_size)
         if slot < 0:
             new_entries = 0

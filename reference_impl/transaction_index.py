@@ -55,7 +55,7 @@ class TransactionIndex:
         return self._handle if self._handle is not None else self._open()
 
     def append(self, txn: AbortedTxn) -> None:
-        """TXN: each entry's lastOffset must be strictly above the previous one appended
+        """TXN-7: each entry's lastOffset must be strictly above the previous one appended
         (``invalid_argument`` otherwise). The first append creates the file."""
         if self._last_offset is not None and self._last_offset >= txn.last_offset:
             raise InvalidArgumentError(
