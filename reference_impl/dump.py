@@ -20,7 +20,6 @@ from __future__ import annotations
 import base64
 import dataclasses
 import os
-import struct
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -34,14 +33,13 @@ from .errors import (
     InvalidFileNameError,
     KafkaLogError,
 )
-from .files import FileInfo, FileKind, classify, parse_partition_dir_name
+from .files import FileInfo, FileKind, classify
 from .producer_state import read_snapshot, snapshot_trailing_bytes
 from .records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
 from .records.control import CONTROL_KEY, parse_control_key
+from .walk import EntryWalk, header_problem, path_order
 
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
-_DIR_ORDER = [*_SEGMENT_FILES, FileKind.PRODUCER_SNAPSHOT]
-_FRAME = struct.Struct(">qi")  # offset, size: enough to step over a well-framed bad entry
 
 
 @dataclass(frozen=True)
@@ -138,7 +136,7 @@ def dump_paths(paths, options: DumpOptions, *, warn=lambda message: None) -> Ite
 
 def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
     if path.is_dir():
-        for child in sorted(path.iterdir(), key=_order):
+        for child in sorted(path.iterdir(), key=path_order):
             if not (child.is_dir() and child.is_symlink()):  # a linked directory could loop
                 yield from _walk(child, options, warn, explicit=False)
         return
@@ -152,19 +150,6 @@ def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
     except OSError:
         size = 0  # events() reports why the file cannot be read
     yield FileDump(path, info, options, size)
-
-
-def _order(path: Path) -> tuple:
-    if path.is_dir():
-        try:
-            name = parse_partition_dir_name(path.name)
-            return (2, name.topic, name.partition, path.name)
-        except KafkaLogError:
-            return (2, path.name, -1, path.name)
-    info = classify(path)
-    if info.kind in _DIR_ORDER and info.base_offset is not None:
-        return (0, "", info.base_offset, f"{_DIR_ORDER.index(info.kind)}{path.name}")
-    return (1, path.name, 0, "")
 
 
 # --- batch files: .log, KRaft .checkpoint ---------------------------------------------------
@@ -182,53 +167,36 @@ def _dump_batches(dump: FileDump) -> Iterator[dict]:
     if dump.info.base_offset is None and dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
-    position, stopped = 0, False
     with open(dump.path, "rb") as handle:
-        while position is not None:
-            scanner = iter_file_batches(handle, file=dump.file, start=position, end=end)
-            try:
-                for batch in scanner:
-                    summary["batches"] += 1
-                    yield _batch_event(batch, dump, previous)
-                position = None
-            except KafkaLogError as exc:
-                dump.error(exc)
-                position = _next_entry(handle, exc.position, end)
-                stopped = position is None
-    valid = summary["validBytes"] = scanner.valid_bytes  # a skipped entry counts as framed
+        walk = EntryWalk(handle, file=dump.file, end=end)
+        for item in walk:
+            if isinstance(item, KafkaLogError):
+                dump.error(item)
+                continue
+            summary["batches"] += 1
+            yield _batch_event(item, dump, previous)
+    valid = summary["validBytes"] = walk.valid_bytes  # a skipped entry counts as framed
     if end == dump.size_bytes:
         summary["trailingBytes"] = end - valid
-        if end > valid and not stopped:
+        if end > valid and walk.stopped_at is None:
             tail = CorruptRecordError(
                 Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
             dump.error(tail.located(position=valid))
 
 
-def _next_entry(handle, position: int | None, end: int) -> int | None:
-    """Where the entry after a well-framed entry that does not parse starts, or None."""
-    if position is None:
-        return None
-    prefix = os.pread(handle.fileno(), _FRAME.size, position)
-    if len(prefix) < _FRAME.size:
-        return None
-    size = _FRAME.unpack(prefix)[1]
-    return position + 12 + size if size >= 14 and position + 12 + size <= end else None
-
-
 def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
     """One batch, with its records when deep. Only the batch's first problem is reported,
     in ERR-5 order: CRC, then codec, then its records."""
-    problems = []
+    problem = header_problem(batch)
+    problems = [problem] if problem is not None else []
     crc_valid = batch.is_valid
     if not crc_valid:
         dump.summary["crcFailures"] += 1
-        problems.append(_raised(batch.ensure_valid))
     try:
         codec = batch.compression.label
-    except KafkaLogError as exc:
+    except KafkaLogError:
         codec = f"unknown({batch.compression_id})"
-        problems.append(exc)
     legacy = batch.magic < 2
     event = {
         "type": "batch",
@@ -251,14 +219,6 @@ def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
     if problems:
         dump.error(problems[0])
     return event
-
-
-def _raised(check) -> KafkaLogError:
-    try:
-        check()
-    except KafkaLogError as exc:
-        return exc
-    raise AssertionError("the check passed")
 
 
 def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> list | None:
