@@ -1,0 +1,396 @@
+"""The partition and log-directory checks of ``klogspec verify`` (spec/formats/
+partition-directory.md, checkpoint-files.md, file-naming.md, producer-snapshot.md).
+
+``partition_files`` sorts a partition directory's files into segments and the rest
+(plain paths, picklable); ``read_log_dir`` reads a log directory's checkpoints into a
+``LogDirState``; ``verify_partition`` then checks the partition from its files, the
+``SegmentSummary`` of each segment (verify_segment.py, possibly computed elsewhere) and
+that state. Only the small files (checkpoints, snapshots, ``partition.metadata``) are
+read here.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import checkpoints
+from .errors import KafkaLogError
+from .files import FileKind, classify, parse_partition_dir_name
+from .producer_state import read_snapshot, snapshot_trailing_bytes
+from .verify import Finding, Findings, Severity
+from .verify_segment import SegmentFiles, SegmentSummary
+
+# Topics Kafka always creates with cleanup.policy=compact: gaps in them are compaction's
+COMPACTED_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})
+_INDEX_KINDS = {
+    FileKind.OFFSET_INDEX: "offset_index", FileKind.TIME_INDEX: "time_index",
+    FileKind.TXN_INDEX: "txn_index",
+}  # fmt: skip
+_OFFSET_CHECKPOINTS = {
+    "recovery_points": "recovery-point-offset-checkpoint",
+    "log_start_offsets": "log-start-offset-checkpoint",
+    "high_watermarks": "replication-offset-checkpoint",
+    "cleaner_offsets": "cleaner-offset-checkpoint",
+}
+REMOTE_INDEX_CACHE = "remote-log-index-cache"
+_LINE_END = re.compile(rb"\r\n|\r|\n")
+
+
+@dataclass(frozen=True)
+class PartitionFiles:
+    """A partition directory's files, sorted by role (found on the driver)."""
+
+    path: str
+    topic: str | None = None
+    partition: int | None = None
+    dir_kind: str | None = None
+    name_error: str | None = None  # why the directory name does not parse
+    segments: tuple[SegmentFiles, ...] = ()  # each with its .log, by base offset
+    kraft_snapshots: tuple[SegmentFiles, ...] = ()  # batch files outside the segment chain
+    orphan_indexes: tuple[str, ...] = ()
+    temp_files: tuple[str, ...] = ()  # .deleted, .cleaned, .swap
+    bad_names: tuple[str, ...] = ()  # segment-like names whose number does not parse
+    unpadded_names: tuple[str, ...] = ()
+    producer_snapshots: tuple[str, ...] = ()
+    leader_epoch_checkpoint: str | None = None
+    partition_metadata: str | None = None
+
+    def units(self) -> tuple[SegmentFiles, ...]:
+        """Every batch file to pass to verify_segment."""
+        return self.segments + self.kraft_snapshots
+
+
+@dataclass(frozen=True)
+class LogDirState:
+    """What a log directory's root says about its partitions: checkpoint entries, (offset,
+    byte position of the entry's line) by (topic, partition), and whether the clean-shutdown
+    marker is present."""
+
+    path: str
+    recovery_points: dict = field(default_factory=dict)
+    log_start_offsets: dict = field(default_factory=dict)
+    high_watermarks: dict = field(default_factory=dict)
+    cleaner_offsets: dict = field(default_factory=dict)
+    clean_shutdown: bool = False
+
+
+def looks_like_partition_file(name: str) -> bool:
+    kind = classify(name).kind
+    return kind not in (FileKind.UNKNOWN, FileKind.LOCK, FileKind.META_PROPERTIES) and not (
+        kind.is_offset_checkpoint or kind in (FileKind.CLEAN_SHUTDOWN, FileKind.BOOTSTRAP_SNAPSHOT)
+    )
+
+
+def partition_files(path: str | Path) -> PartitionFiles:
+    """Sort the regular files of a partition directory (NAME-4, NAME-6, NAME-9)."""
+    path = Path(path)
+    named = {}
+    try:
+        name = parse_partition_dir_name(path.name)
+        named = {"topic": name.topic, "partition": name.partition, "dir_kind": name.kind.value}
+    except KafkaLogError as exc:
+        named = {"name_error": exc.message}
+    logs, indexes, other = {}, {}, {}
+    lists = {k: [] for k in ("kraft", "temp", "bad", "unpadded", "snapshots")}
+    for child in sorted(p for p in path.iterdir() if p.is_file()):
+        info, file = classify(child), str(child)
+        if info.kind is FileKind.KRAFT_SNAPSHOT:
+            if info.marker is None:  # NAME-9: .checkpoint.deleted and .part are no segments
+                lists["kraft"].append(SegmentFiles(file, None))
+            continue
+        if info.kind in (FileKind.LEADER_EPOCH_CHECKPOINT, FileKind.PARTITION_METADATA):
+            other[info.kind] = file
+        if info.kind not in (FileKind.LOG, FileKind.PRODUCER_SNAPSHOT, *_INDEX_KINDS):
+            continue  # NAME-6
+        if info.marker is not None:
+            lists["temp"].append(file)
+        elif info.base_offset is None:
+            lists["bad"].append(file)
+        else:
+            if len(child.name.split(".")[0]) != 20:
+                lists["unpadded"].append(file)
+            if info.kind is FileKind.LOG:
+                logs[info.base_offset] = file
+            elif info.kind is FileKind.PRODUCER_SNAPSHOT:
+                lists["snapshots"].append(file)
+            else:
+                indexes.setdefault(info.base_offset, {})[_INDEX_KINDS[info.kind]] = file
+    last = max(logs, default=None)
+    segments = tuple(
+        SegmentFiles(logs[base], base, active=base == last, **indexes.pop(base, {}))
+        for base in sorted(logs)
+    )
+    orphans = tuple(sorted(f for files in indexes.values() for f in files.values()))
+    return PartitionFiles(
+        str(path), **named, segments=segments, kraft_snapshots=tuple(lists["kraft"]),
+        orphan_indexes=orphans, temp_files=tuple(lists["temp"]), bad_names=tuple(lists["bad"]),
+        unpadded_names=tuple(lists["unpadded"]), producer_snapshots=tuple(lists["snapshots"]),
+        leader_epoch_checkpoint=other.get(FileKind.LEADER_EPOCH_CHECKPOINT),
+        partition_metadata=other.get(FileKind.PARTITION_METADATA),
+    )  # fmt: skip
+
+
+def read_log_dir(path: str | Path, findings: Findings | None = None) -> LogDirState:
+    """Read a log directory's offset checkpoints (CKPT-5 to CKPT-9) and clean-shutdown marker
+    (CLEAN-1). Problems go to ``findings`` when given; an unreadable checkpoint reads as no
+    entries, as Kafka's log manager reads it."""
+    path = Path(path)
+    findings = findings if findings is not None else Findings()
+    state = {}
+    for key, name in _OFFSET_CHECKPOINTS.items():
+        file = path / name
+        entries = _read(file, checkpoints.read_offset_checkpoint, "offset_checkpoint", findings)
+        lines = line_positions(file.read_bytes()) if entries else []
+        state[key] = {
+            (e.topic, e.partition): (e.offset, lines[i + 2]) for i, e in enumerate(entries or ())
+        }
+    marker = path / ".kafka_cleanshutdown"
+    if marker.is_file():
+        findings.add(
+            "CLEAN-1", Severity.INFO, str(marker),
+            "clean-shutdown marker present: the broker shut these logs down cleanly, and its "
+            "next start recovers no segment (except those missing an index)", position=0,
+        )  # fmt: skip
+    return LogDirState(str(path), **state, clean_shutdown=marker.is_file())
+
+
+def line_positions(data: bytes) -> list[int]:
+    """The byte position of each line, lines ending at ``\n``, ``\r\n`` or ``\r`` (CKPT-3):
+    where a finding about an entry points (ERR-3)."""
+    starts = [0]
+    for match in _LINE_END.finditer(data):
+        starts.append(match.end())
+    return starts
+
+
+def _read(file: Path, reader, kind: str, findings: Findings):
+    """A small file read with ``reader``, None when absent or unreadable (reported)."""
+    if not file.is_file():
+        return None
+    try:
+        return reader(file.read_bytes(), file=str(file))
+    except KafkaLogError as exc:
+        findings.error(exc, kind=kind)
+    return None
+
+
+def verify_partition(
+    partition: PartitionFiles,
+    summaries: Sequence[SegmentSummary],
+    log_dir: LogDirState | None = None,
+) -> list[Finding]:
+    """The checks of a partition as a whole; ``summaries`` are verify_segment's for
+    ``partition.segments`` (others, such as KRaft snapshots', are ignored)."""
+    findings = Findings()
+    _check_names(partition, findings)
+    chain = {s.files: s for s in summaries}
+    segments = [chain[files] for files in partition.segments if files in chain]
+    segments = [s for s in segments if not s.io_errors]
+    compacted = _compacted(partition, segments, log_dir)
+    _check_chain(segments, compacted, findings)
+    _check_time_index_ends(segments, compacted, findings)
+    leo = segments[-1].next_offset if segments else None
+    _check_leader_epochs(partition, leo, findings)
+    _read(_path(partition.partition_metadata), checkpoints.read_partition_metadata,
+          "partition_metadata", findings)  # fmt: skip
+    for snapshot in partition.producer_snapshots:
+        _check_snapshot(snapshot, findings)
+    if log_dir is not None and partition.topic is not None and segments:
+        _check_log_dir_entries(partition, segments, log_dir, findings)
+    return findings.done()
+
+
+def _path(file: str | None) -> Path:
+    return Path(file) if file else Path("/nonexistent/.klogspec")
+
+
+def _check_names(partition: PartitionFiles, findings: Findings) -> None:
+    """DIR-3 to DIR-5, NAME-1, NAME-2; PART-3 orphan indexes; PART-4 unfinished operations."""
+    if partition.name_error is not None:
+        rule = "DIR-3" if "no '-'" in partition.name_error else (
+            "DIR-4" if "needs '.<id>'" in partition.name_error else "DIR-5")  # fmt: skip
+        findings.add(rule, Severity.ERROR, partition.path, partition.name_error)
+    elif partition.dir_kind != "normal":
+        findings.add(
+            "DIR-2", Severity.INFO, partition.path,
+            f"a -{partition.dir_kind} directory: Kafka does not load it as a live partition",
+        )  # fmt: skip
+    for file in partition.bad_names:
+        findings.add(
+            "NAME-2", Severity.ERROR, file, "the name does not start with an offset", position=0
+        )
+    for file in partition.unpadded_names:
+        findings.add(
+            "NAME-1", Severity.WARNING, file, "the offset is not written as 20 digits", position=0
+        )
+    for file in partition.orphan_indexes:
+        findings.add(
+            "PART-3", Severity.WARNING, file,
+            f"no {Path(file).name.split('.')[0]}.log beside this index: an orphan, which "
+            "Kafka deletes when it loads the partition", position=0,
+        )  # fmt: skip
+    for file in partition.temp_files:
+        state = Path(file).suffix
+        findings.add(
+            "PART-4", Severity.WARNING, file,
+            f"a {state} file: an interrupted "
+            f"{'deletion' if state == '.deleted' else 'segment replacement'}, which Kafka "
+            f"{'finishes' if state == '.deleted' else 'finishes or undoes'} when it loads "
+            "the partition", position=0,
+        )  # fmt: skip
+
+
+def _compacted(partition, segments, log_dir) -> bool:
+    """Whether compaction explains missing offsets: a compacted internal topic, a cleaner
+    checkpoint entry, a delete horizon, or offsets missing inside or between batches."""
+    key = (partition.topic, partition.partition)
+    return (
+        partition.topic in COMPACTED_TOPICS
+        or (log_dir is not None and key in log_dir.cleaner_offsets)
+        or any(s.offset_gaps or s.delete_horizon for s in segments)
+    )
+
+
+def _check_chain(segments: list[SegmentSummary], compacted: bool, findings: Findings) -> None:
+    """PART-1: offsets increase across segments; PART-2: gaps, between segments or before a
+    segment's first batch."""
+    severity = Severity.INFO if compacted else Severity.WARNING
+    why = "compaction removed them" if compacted else "no compaction was seen to explain it"
+    previous = None
+    for segment in segments:
+        log = segment.files.log
+        previous_last = previous.last_offset if previous is not None else None
+        if previous_last is not None and previous_last >= segment.base_offset:
+            findings.add(
+                "PART-1", Severity.ERROR, log,
+                f"the previous segment {Path(previous.files.log).name} holds offsets up to "
+                f"{previous_last}, at or above this segment's base offset "
+                f"{segment.base_offset}", position=0, offset=segment.base_offset,
+            )  # fmt: skip
+        if previous is not None and previous.next_offset < segment.base_offset:
+            findings.add(
+                "PART-2", severity, log,
+                f"offsets {previous.next_offset} to {segment.base_offset - 1} are in no segment "
+                f"(gap before this segment; {why})", position=0, offset=previous.next_offset,
+            )  # fmt: skip
+        first = segment.first_offset
+        if first is not None and first > segment.base_offset:
+            findings.add(
+                "PART-2", severity, log,
+                f"the first batch starts at offset {first}, above the base offset "
+                f"{segment.base_offset} of the file name ({why})", position=0, offset=first,
+            )  # fmt: skip
+        previous = segment
+
+
+def _check_time_index_ends(segments, compacted: bool, findings: Findings) -> None:
+    """TIDX-4: a rolled segment's time index ends with its largest timestamp (what retention
+    reads after a restart). The cleaner does not keep that entry, so compacted partitions
+    are not checked."""
+    if compacted:
+        return
+    for segment in segments:
+        largest = segment.max_timestamp
+        if segment.files.active or largest < 0 or segment.files.time_index is None:
+            continue
+        last = segment.time_index_last
+        if last is None or last[0] < largest:
+            findings.add(
+                "TIDX-4", Severity.WARNING, segment.files.time_index,
+                f"the last entry's timestamp is {last[0] if last else 'absent'}, not the "
+                f"segment's largest, {largest}: retention will misjudge the segment's age",
+                position=max(0, (segment.time_index_entries or 0) - 1) * 12,
+                offset=last[1] if last else None,
+            )  # fmt: skip
+
+
+def _check_leader_epochs(partition: PartitionFiles, leo: int | None, findings: Findings) -> None:
+    """CKPT-5 to CKPT-10 (it parses), CKPT-11 (epochs and start offsets strictly increase),
+    PART-7 (no start offset above the log end offset)."""
+    file = partition.leader_epoch_checkpoint
+    entries = _read(_path(file), checkpoints.read_leader_epoch_checkpoint,
+                    "leader_epoch_checkpoint", findings)  # fmt: skip
+    lines = line_positions(Path(file).read_bytes()) if entries else []
+    previous = None
+    for line, entry in enumerate(entries or (), start=3):
+        if previous is not None and not (
+            entry.epoch > previous.epoch and entry.start_offset > previous.start_offset
+        ):
+            findings.add(
+                "CKPT-11", Severity.WARNING, file,
+                f"line {line}: entry ({entry.epoch}, {entry.start_offset}) does not increase on "
+                f"({previous.epoch}, {previous.start_offset}); Kafka drops entries to load it",
+                position=lines[line - 1], offset=entry.start_offset,
+            )  # fmt: skip
+        if leo is not None and entry.start_offset > leo:
+            findings.add(
+                "PART-7", Severity.WARNING, file,
+                f"line {line}: epoch {entry.epoch} starts at offset {entry.start_offset}, above "
+                f"the log end offset {leo}; loading truncates the cache there",
+                position=lines[line - 1], offset=entry.start_offset,
+            )  # fmt: skip
+        previous = entry
+
+
+def _check_snapshot(file: str, findings: Findings) -> None:
+    """SNAP-2, SNAP-4, SNAP-5: the snapshot decodes with a valid CRC; SNAP-8: no bytes after
+    its entries."""
+    data = Path(file).read_bytes()
+    try:
+        read_snapshot(data, file=file)
+    except KafkaLogError as exc:
+        findings.error(exc)
+        return
+    trailing = snapshot_trailing_bytes(data)
+    if trailing:
+        findings.add(
+            "SNAP-8", Severity.WARNING, file,
+            f"{trailing} bytes after the last entry (read, and covered by the CRC)", position=0,
+        )  # fmt: skip
+
+
+def _check_log_dir_entries(partition, segments, log_dir: LogDirState, findings) -> None:
+    """PART-5: the recovery point is not above the log end offset; PART-6: nor is the log
+    start offset. Both below it, or the log start offset above the first offset present,
+    are normal and reported as info."""
+    key = (partition.topic, partition.partition)
+    name = f"{partition.topic}-{partition.partition}"
+    leo, first_base = segments[-1].next_offset, segments[0].base_offset
+    first = segments[0].first_offset if segments[0].first_offset is not None else first_base
+
+    def report(checkpoint: str, severity: Severity, message: str) -> None:
+        offset, position = getattr(log_dir, checkpoint)[key]
+        file = str(Path(log_dir.path) / _OFFSET_CHECKPOINTS[checkpoint])
+        rule = "PART-5" if checkpoint == "recovery_points" else "PART-6"
+        findings.add(rule, severity, file, f"{name}: {message}", position=position, offset=offset)
+
+    point, _ = log_dir.recovery_points.get(key, (None, None))
+    if point is not None and point > leo:
+        report("recovery_points", Severity.WARNING,
+               f"recovery point {point} is above the log end offset {leo}: offsets the broker "
+               "flushed are missing (or the checkpoint is older than a truncation)")  # fmt: skip
+    elif point is not None and point < first_base:
+        report("recovery_points", Severity.INFO,
+               f"recovery point {point} is below the first segment's base offset {first_base} "
+               "(a checkpoint older than a deletion)")  # fmt: skip
+    elif point is not None and point < leo:
+        report("recovery_points", Severity.INFO,
+               f"recovery point {point} is below the log end offset {leo}: offsets {point} to "
+               f"{leo - 1} were not known to be flushed, and an unclean start recovers the "
+               "segments holding them")  # fmt: skip
+    start, _ = log_dir.log_start_offsets.get(key, (None, None))
+    if start is not None and start > leo:
+        report("log_start_offsets", Severity.WARNING,
+               f"log start offset {start} is above the log end offset {leo}; loading would "
+               "delete every segment")  # fmt: skip
+    elif start is not None and start > first:
+        report("log_start_offsets", Severity.INFO,
+               f"log start offset {start} is above the first offset present, {first}: offsets "
+               "below it were deleted (DeleteRecords) but are still in the segment")  # fmt: skip
+    elif start is not None and start < first_base:
+        report("log_start_offsets", Severity.INFO,
+               f"log start offset {start} is below the first segment's base offset "
+               f"{first_base}; Kafka uses the base offset")  # fmt: skip
