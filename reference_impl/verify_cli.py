@@ -29,7 +29,7 @@ _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "c
 
 
 @click.command()
-@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True))
+@click.argument("paths", nargs=-1, required=True, type=click.Path(exists=True, file_okay=False))
 @click.option("--deep", is_flag=True, help="Also decode every record (varints, counts, codecs).")
 @click.option(
     "--fail-on",
@@ -60,7 +60,11 @@ def verify(paths, deep, fail_on, max_message_bytes, as_json):
     """
     err = Console(stderr=True, highlight=False, soft_wrap=True)
     warnings = []
-    plans = discover(paths, warn=warnings.append)
+    try:
+        plans = discover(paths, warn=warnings.append)
+    except OSError as exc:
+        err.print(f"[red]error:[/] {escape(f'{exc.filename}: {exc.strerror or exc}')}")
+        sys.exit(EXIT_USAGE)
     for message in warnings:
         err.print(f"[yellow]warning:[/] {escape(message)}")
     if not plans:

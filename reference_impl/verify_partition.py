@@ -244,24 +244,34 @@ def _check_names(partition: PartitionFiles, findings: Findings) -> None:
 
 
 def _compacted(partition, segments, log_dir) -> bool:
-    """Whether compaction explains missing offsets: a compacted internal topic, a cleaner
-    checkpoint entry, a delete horizon, or offsets missing inside or between batches."""
+    """Whether the partition shows compaction (PART-2): a compacted internal topic, a
+    cleaner checkpoint entry, a delete horizon, or offsets missing inside a batch, which
+    only the cleaner leaves (gaps between batches prove nothing: a follower may append
+    above its log end offset)."""
     key = (partition.topic, partition.partition)
     return (
         partition.topic in COMPACTED_TOPICS
         or (log_dir is not None and key in log_dir.cleaner_offsets)
-        or any(s.offset_gaps or s.delete_horizon for s in segments)
+        or any(s.missing_inside or s.delete_horizon for s in segments)
     )
 
 
 def _check_chain(segments: list[SegmentSummary], compacted: bool, findings: Findings) -> None:
-    """PART-1: offsets increase across segments; PART-2: gaps, between segments or before a
-    segment's first batch."""
+    """PART-1: offsets increase across segments; PART-2: gaps, between segments, before a
+    segment's first batch, or between its batches (one finding per segment)."""
     severity = Severity.INFO if compacted else Severity.WARNING
-    why = "compaction removed them" if compacted else "no compaction was seen to explain it"
+    why = "the partition shows compaction" if compacted else "the partition shows no compaction"
     previous = None
     for segment in segments:
         log = segment.files.log
+        if segment.first_gap is not None:
+            position, offset = segment.first_gap
+            findings.add(
+                "PART-2", severity, log,
+                f"{segment.missing_between} offsets are missing between batches, the first "
+                f"{offset} before the batch at position {position} ({why})",
+                position=position, offset=offset,
+            )  # fmt: skip
         previous_last = previous.last_offset if previous is not None else None
         if previous_last is not None and previous_last >= segment.base_offset:
             findings.add(

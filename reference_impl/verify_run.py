@@ -71,7 +71,7 @@ def _discover(path: Path) -> Iterator[LogDirPlan]:
         yield _log_dir_plan(path, children)
     elif any(c.is_file() and looks_like_partition_file(c.name) for c in children):
         parent = path.parent
-        if _is_log_dir(parent, list(parent.iterdir())):
+        if _is_log_dir(parent, _listing(parent)):
             yield LogDirPlan(str(parent), (partition_files(path),), root_checks=False)
         else:
             yield LogDirPlan(None, (partition_files(path),))
@@ -79,6 +79,15 @@ def _discover(path: Path) -> Iterator[LogDirPlan]:
         for child in children:
             if child.is_dir() and not child.is_symlink():  # a linked directory could loop
                 yield from _discover(child)
+
+
+def _listing(path: Path) -> list[Path]:
+    """The entries of a directory that was not asked for (a partition's parent): none when
+    it cannot be listed."""
+    try:
+        return list(path.iterdir())
+    except OSError:
+        return []
 
 
 def _is_log_dir(path: Path, children: list[Path]) -> bool:
@@ -197,7 +206,9 @@ def local_verifier(
     return verify_unit
 
 
-def verify_paths(paths, *, deep: bool = False, stats: VerifyStats | None = None, warn=print):
+def verify_paths(
+    paths, *, deep: bool = False, stats: VerifyStats | None = None, warn=lambda message: None
+):
     """Discover and verify ``paths`` in this process: every finding, in order."""
     verify_unit = local_verifier(deep=deep)
     for plan in discover(paths, warn):

@@ -60,8 +60,10 @@ class SegmentSummary:
       recovery truncates at (FRAME-7);
     * ``first_offset``: the first batch's first offset (None for a compressed legacy wrapper
       unless deep); ``last_offset``: the last batch's last offset;
-    * ``offset_gaps``: offsets missing inside batches (recordsCount below the offset span)
-      or between them, the mark compaction leaves;
+    * ``missing_inside``: offsets missing inside batches (a recordsCount below the offset
+      span), which only the log cleaner leaves; ``missing_between``: offsets missing between
+      batches, with the first such gap as (position of the batch after it, first missing
+      offset);
     * ``time_index_last``: the last real time-index entry (timestamp, offset);
     * index entry counts are None when the file does not exist.
     """
@@ -74,7 +76,9 @@ class SegmentSummary:
     first_offset: int | None = None
     last_offset: int | None = None
     max_timestamp: int = -1
-    offset_gaps: int = 0
+    missing_inside: int = 0
+    missing_between: int = 0
+    first_gap: tuple[int, int] | None = None
     delete_horizon: bool = False
     offset_index_entries: int | None = None
     time_index_entries: int | None = None
@@ -116,10 +120,14 @@ def verify_segment(
     except OSError as exc:
         io_errors.append(f"{exc.filename or files.log}: {exc.strerror or exc}")
     summary = SegmentSummary(
-        files, scan.size, scan.batches, scan.invalid, scan.valid_bytes, scan.first_offset,
-        scan.last_offset, scan.max_timestamp, scan.gaps, scan.delete_horizon,
-        _count(scan.offset_index), _count(scan.time_index),
-        scan.time_index_last, _count(scan.txn_index), tuple(io_errors),
+        files, size_bytes=scan.size, batches=scan.batches, invalid_batches=scan.invalid,
+        valid_bytes=scan.valid_bytes, first_offset=scan.first_offset,
+        last_offset=scan.last_offset, max_timestamp=scan.max_timestamp,
+        missing_inside=scan.missing_inside, missing_between=scan.missing_between,
+        first_gap=scan.first_gap, delete_horizon=scan.delete_horizon,
+        offset_index_entries=_count(scan.offset_index),
+        time_index_entries=_count(scan.time_index), time_index_last=scan.time_index_last,
+        txn_index_entries=_count(scan.txn_index), io_errors=tuple(io_errors),
     )  # fmt: skip
     return SegmentResult(summary, tuple(findings.done()))
 
@@ -136,10 +144,12 @@ class _SegmentScan:
     def __init__(self, files: SegmentFiles, deep, max_message_bytes, findings, progress) -> None:
         self.files, self.deep, self.findings = files, deep, findings
         self.max_message_bytes, self.progress = max_message_bytes, progress
-        self.size = self.batches = self.invalid = self.valid_bytes = self.gaps = 0
+        self.size = self.batches = self.invalid = self.valid_bytes = 0
+        self.missing_inside = self.missing_between = 0
+        self.first_gap = None
         self.first_offset = self.last_offset = self.max_last = None
         self.max_timestamp = -1
-        self.delete_horizon = self.seen_first = False
+        self.delete_horizon = self.seen_first = self.after_invalid = False
         self.first_invalid: int | None = None
         self.offset_index = self.time_index = self.txn_index = None
         self.time_index_last = None
@@ -283,17 +293,20 @@ class _SegmentScan:
                 "(the file name)", **where,
             )  # fmt: skip
         if first is not None:
-            if previous is not None and first > previous + 1:
-                self.gaps += first - previous - 1
+            if previous is not None and first > previous + 1 and not self.after_invalid:
+                self.missing_between += first - previous - 1
+                self.first_gap = self.first_gap or (batch.position, previous + 1)
             count = batch.records_count
             if count is not None and 0 <= count < last - first + 1:
-                self.gaps += last - first + 1 - count
+                self.missing_inside += last - first + 1 - count
         if not self.seen_first:
             self.first_offset, self.seen_first = first, True
+        self.after_invalid = False
         self.delete_horizon |= batch.magic == 2 and batch.has_delete_horizon
 
     def _invalid_at(self, position: int) -> None:
         self.invalid += 1
+        self.after_invalid = True  # its offsets are unknown: no gap is counted across it
         if self.first_invalid is None:
             self.first_invalid = self.valid_bytes = position
 
