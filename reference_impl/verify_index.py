@@ -189,6 +189,9 @@ class OffsetIndexCheck:
         self.next = 0
         self.matched = array("q")  # slots whose position is a batch start
 
+    def __len__(self) -> int:
+        return len(self.entries)
+
     def batch(self, position: int, max_last_before: int | None) -> None:
         """The framed entry at ``position``; ``max_last_before``: the largest last offset of
         the valid batches before it."""
@@ -260,6 +263,9 @@ class TimeIndexCheck:
         self.findings = findings
         self.order = _order(entries.values)
         self.next = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
 
     def batch(self, first: int, last: int, max_timestamp: int, running_max_before: int) -> None:
         """A valid batch holding offsets [first, last] (first: its first offset, or the one
@@ -334,6 +340,9 @@ class TxnIndexCheck:
         for slot, (_, _, _, last, _) in enumerate(ABORTED_TXN.iter_unpack(data[:whole])):
             position = slot * ABORTED_TXN_SIZE
             self._entry(data[position], slot, position, last, base_offset)
+
+    def __len__(self) -> int:
+        return len(self.last_offsets)
 
     def _entry(self, version: int, slot: int, position: int, last: int, base: int) -> None:
         version = version - 256 if version > 127 else version  # TXN-2: one signed byte

@@ -133,9 +133,7 @@ def verify_segment(
 
 
 def _count(check) -> int | None:
-    if check is None:
-        return None
-    return len(check.last_offsets) if isinstance(check, TxnIndexCheck) else len(check.entries)
+    return None if check is None else len(check)
 
 
 class _SegmentScan:
@@ -180,10 +178,11 @@ class _SegmentScan:
             walk = EntryWalk(handle, file=self.files.log)
             for item in walk:
                 if isinstance(item, KafkaLogError):
-                    self._unparsed(item, handle, walk)
+                    self._unparsed(item, handle)
+                    self._report_progress(item.position)
                 else:
                     self._batch(item)
-                self._report_progress(walk.valid_bytes)
+                    self._report_progress(item.position + item.size_in_bytes)
             if self.first_invalid is None:
                 self.valid_bytes = walk.valid_bytes
             if walk.stopped_at is None and walk.valid_bytes < self.size:
@@ -192,7 +191,7 @@ class _SegmentScan:
 
     # --- one entry ---
 
-    def _unparsed(self, exc: KafkaLogError, handle, walk: EntryWalk) -> None:
+    def _unparsed(self, exc: KafkaLogError, handle) -> None:
         """An entry the scanner could not parse: a framing error ends the walk (a zero-filled
         tail is FRAME-8's case), other errors are per entry."""
         self._invalid_at(exc.position)
