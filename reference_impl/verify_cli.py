@@ -161,8 +161,10 @@ class _TableRenderer:
         )
         size = f"{stats.bytes / 1e6:.1f} MB" if stats.bytes >= 1e5 else f"{stats.bytes} bytes"
         self.console.print(
-            f"{counts} in {stats.segments} segment files ({size}) of {stats.partitions} "
-            f"partitions, {stats.log_dirs} log directories; exit status {status}"
+            f"{counts} in {_plural(stats.segments, 'segment file')} ({size}) of "
+            f"{_plural(stats.partitions, 'partition')}, "
+            f"{_plural(stats.log_dirs, 'log directory').replace('ys', 'ies')}; "
+            f"exit status {status}"
         )
 
 

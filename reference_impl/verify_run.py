@@ -140,12 +140,19 @@ class VerifyStats:
         self.rules[(finding.rule, finding.severity.value)] += 1
         return finding
 
+    def by_rule(self) -> dict[str, dict[str, int]]:
+        """{rule: {severity: count}}, rules sorted."""
+        out: dict[str, dict[str, int]] = {}
+        for (rule, severity), n in sorted(self.rules.items()):
+            out.setdefault(rule, {})[severity] = n
+        return out
+
     def to_dict(self) -> dict:
         return {
             "type": "summary", "logDirs": self.log_dirs, "partitions": self.partitions,
             "segments": self.segments, "bytes": self.bytes,
             "findings": {s.value: self.findings.get(s, 0) for s in Severity},
-            "rules": {f"{rule} {severity}": n for (rule, severity), n in sorted(self.rules.items())},
+            "rules": self.by_rule(),
             "ioErrors": list(self.io_errors),
         }  # fmt: skip
 
