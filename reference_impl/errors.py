@@ -12,7 +12,8 @@ from enum import StrEnum
 
 
 class Category(StrEnum):
-    """The stable error categories of spec/formats/errors.md."""
+    """The stable error categories: reader errors (Table 1 of spec/formats/errors.md, ERR-2),
+    then the codes of refused operations (Table 2 of spec/behaviour/model.md, MODEL-10)."""
 
     TRUNCATED_BATCH = "truncated_batch"
     INVALID_BATCH_SIZE = "invalid_batch_size"
@@ -29,7 +30,7 @@ class Category(StrEnum):
     CORRUPT_SNAPSHOT = "corrupt_snapshot"
     CORRUPT_CHECKPOINT = "corrupt_checkpoint"
     INVALID_FILE_NAME = "invalid_file_name"
-    # log operations (spec/behaviour/*.md): the append, read, roll and truncate paths
+    # refused operations (spec/behaviour/model.md Table 2); the protocol code is the upper case
     CORRUPT_MESSAGE = "corrupt_message"
     RECORD_BATCH_TOO_LARGE = "record_batch_too_large"
     OFFSETS_OUT_OF_ORDER = "offsets_out_of_order"
