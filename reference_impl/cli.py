@@ -20,14 +20,13 @@ from importlib.metadata import entry_points
 import click
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
+from .cli_progress import ByteProgress
 from .dump import DumpOptions, FileDump, dump_paths
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
-PROGRESS_THRESHOLD = 64 << 20  # files larger than this get a progress bar on stderr
 COMMAND_GROUP = "klogspec.commands"
 
 
@@ -92,41 +91,15 @@ def dump(paths, deep, print_data, index_sanity_check, verify_index_only, max_byt
     warn = lambda message: err.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
     for file_dump in dump_paths(paths, options, warn=warn):
         renderer.start(file_dump)
-        with _progress(file_dump, err) as advance:
+        total = file_dump.size_bytes if file_dump.info.kind.holds_batches else 0
+        with ByteProgress(file_dump.info.name, total, err) as bar:
             for event in file_dump.events():
                 renderer.event(event)
-                advance(event)
+                if event.get("type") == "batch":
+                    bar.update(event["position"] + event["sizeBytes"])
         renderer.finish(file_dump)
         clean &= file_dump.ok
     sys.exit(EXIT_OK if clean else EXIT_FINDINGS)
-
-
-class _progress:
-    """A progress bar on stderr while a large batch file is read; a no-op otherwise."""
-
-    def __init__(self, file_dump: FileDump, console: Console) -> None:
-        self.total = file_dump.size_bytes
-        self.bar = None
-        if file_dump.info.kind.holds_batches and self.total > PROGRESS_THRESHOLD:
-            self.bar = Progress(
-                TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
-                TimeRemainingColumn(), console=console, transient=True,
-            )  # fmt: skip
-            self.task = self.bar.add_task(file_dump.info.name, total=self.total)
-
-    def __enter__(self):
-        if self.bar is None:
-            return lambda event: None
-        self.bar.start()
-        return self._advance
-
-    def _advance(self, event: dict) -> None:
-        if event.get("type") == "batch":
-            self.bar.update(self.task, completed=event["position"] + event["sizeBytes"])
-
-    def __exit__(self, *exc_info) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 class _JsonRenderer:

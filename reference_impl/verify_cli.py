@@ -18,10 +18,10 @@ import click
 from rich import box
 from rich.console import Console
 from rich.markup import escape
-from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 from rich.table import Table
 
-from .cli import EXIT_USAGE, PROGRESS_THRESHOLD, json_option
+from .cli import EXIT_USAGE, json_option
+from .cli_progress import ByteProgress
 from .verify import Finding, Severity, exit_status
 from .verify_run import VerifyStats, discover, local_verifier, verify_plan
 
@@ -73,9 +73,9 @@ def verify(paths, deep, fail_on, max_message_bytes, as_json):
     stats = VerifyStats()
     renderer = _JsonRenderer() if as_json else _TableRenderer(Console(highlight=False))
     total = sum(_size(unit.log) for plan in plans for unit in plan.units())
-    with _progress(total, err) as advance:
+    with ByteProgress("verify", total, err) as bar:
         verify_unit = local_verifier(
-            deep=deep, max_message_bytes=max_message_bytes, progress=advance
+            deep=deep, max_message_bytes=max_message_bytes, progress=bar.advance
         )
         for plan in plans:
             for finding in verify_plan(plan, verify_unit, stats):
@@ -92,29 +92,6 @@ def _size(path: str) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-class _progress:
-    """A progress bar over the bytes of every batch file, on stderr, for big runs only."""
-
-    def __init__(self, total: int, console: Console) -> None:
-        self.bar = None
-        if total > PROGRESS_THRESHOLD:
-            self.bar = Progress(
-                TextColumn("verify"), BarColumn(), DownloadColumn(), TimeRemainingColumn(),
-                console=console, transient=True,
-            )  # fmt: skip
-            self.task = self.bar.add_task("verify", total=total)
-
-    def __enter__(self):
-        if self.bar is None:
-            return None
-        self.bar.start()
-        return lambda done: self.bar.advance(self.task, done)
-
-    def __exit__(self, *exc_info) -> None:
-        if self.bar is not None:
-            self.bar.stop()
 
 
 class _JsonRenderer:

@@ -1,0 +1,43 @@
+"""The one progress bar of the command line: bytes done of a known total, on stderr.
+
+Shown only for inputs over ``PROGRESS_THRESHOLD`` so that small runs and scripts see
+no noise; transient, so it leaves nothing behind in a terminal's scrollback.
+"""
+
+from __future__ import annotations
+
+from rich.console import Console
+from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
+
+PROGRESS_THRESHOLD = 64 << 20  # inputs larger than this get a progress bar on stderr
+
+
+class ByteProgress:
+    """``with ByteProgress(label, total, console) as bar: bar.update(done)`` or ``bar.advance(n)``;
+    a no-op below the threshold."""
+
+    def __init__(self, label: str, total: int, console: Console) -> None:
+        self.bar = None
+        if total > PROGRESS_THRESHOLD:
+            self.bar = Progress(
+                TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
+                TimeRemainingColumn(), console=console, transient=True,
+            )  # fmt: skip
+            self.task = self.bar.add_task(label, total=total)
+
+    def __enter__(self) -> ByteProgress:
+        if self.bar is not None:
+            self.bar.start()
+        return self
+
+    def update(self, completed: int) -> None:
+        if self.bar is not None:
+            self.bar.update(self.task, completed=completed)
+
+    def advance(self, amount: int) -> None:
+        if self.bar is not None:
+            self.bar.advance(self.task, amount)
+
+    def __exit__(self, *exc_info) -> None:
+        if self.bar is not None:
+            self.bar.stop()
