@@ -1,0 +1,17 @@
+"""``python -m conformance conformance|testee|golden ...``: the klogspec commands of this
+package without the installed ``klogspec`` script."""
+
+import click
+
+from .cli import testee
+
+
+@click.group(context_settings={"help_option_names": ["-h", "--help"]})
+def main() -> None:
+    """The conformance commands of klogspec."""
+
+
+main.add_command(testee)
+
+if __name__ == "__main__":
+    main()

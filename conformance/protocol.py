@@ -1,0 +1,111 @@
+"""The implementation-under-test contract (DESIGN.md §2): operations, features, schemas.
+
+Every message of the subprocess transport, and every call of the in-process one, is
+checked against ``schemas/protocol.schema.json`` (JSON Schema draft 2020-12): a request
+against ``#/$defs/request``, a response against ``#/$defs/response`` and, when it
+succeeded, its result against ``#/$defs/<op>_result``. A message that fails is a
+*protocol violation*: the test it belongs to fails with that category, the run goes on.
+
+Two operations extend DESIGN §2: ``fetch_offset_by_timestamp`` and
+``delete_old_segments``. Without them the MUST rules of read.md §4 (READ-15 to READ-20)
+and the size and time passes of retention.md (RET-7 to RET-10) could not be reached
+through the contract.
+"""
+
+from __future__ import annotations
+
+import json
+from functools import cache
+from importlib.resources import files
+from typing import Any
+
+PROTOCOL_VERSION = 1
+
+OPS = (
+    "hello",
+    "open",
+    "append",
+    "read",
+    "roll",
+    "flush",
+    "truncate_to",
+    "truncate_fully_and_start_at",
+    "delete_segments_before",
+    "delete_old_segments",
+    "fetch_offset_by_timestamp",
+    "state",
+    "close",
+    "crash",
+)
+
+# The optional features a testee may claim in ``hello``; scenarios that need one it does
+# not claim are skipped with the reason. ``compression``: gzip, snappy, lz4 and zstd
+# batches (a leader decodes them, APPEND-14).
+FEATURES = {
+    "legacy_formats": "magic 0 and 1 entries (follower appends of legacy message sets)",
+    "compression": "compressed batches: gzip, snappy, lz4, zstd",
+    "log_append_time": "message_timestamp_type LogAppendTime",
+    "preallocate": "preallocate true (.log files created at segment_bytes)",
+    "leader_epoch_checkpoint": "the leader-epoch-checkpoint file and cache (CKPT-B-1 to CKPT-B-4)",
+    "crash_recovery": "crash, then open on damaged files (recovery)",
+    "transaction_index": ".txnindex files",
+    "producer_snapshots": "producer .snapshot files",
+}
+
+# spec/behaviour/model.md Table 2
+ERROR_CODES = (
+    "RECORD_TOO_LARGE",
+    "RECORD_BATCH_TOO_LARGE",
+    "OFFSETS_OUT_OF_ORDER",
+    "UNEXPECTED_APPEND_OFFSET",
+    "OFFSET_OUT_OF_RANGE",
+    "CORRUPT_MESSAGE",
+    "INVALID_RECORD",
+    "INVALID_TIMESTAMP",
+    "INVALID_ROLL_OFFSET",
+    "OFFSET_OVERFLOW",
+    "INVALID_ARGUMENT",
+    "LOG_CLOSED",
+)
+
+
+def schema_text(name: str) -> str:
+    return files("conformance").joinpath("schemas", name).read_text(encoding="utf-8")
+
+
+@cache
+def load_schema(name: str) -> dict:
+    return json.loads(schema_text(name))
+
+
+@cache
+def _validator(name: str, pointer: str):
+    from jsonschema import Draft202012Validator
+    from referencing import Registry, Resource
+
+    root = load_schema(name)
+    registry = Registry().with_resource(root["$id"], Resource.from_contents(root))
+    schema = {"$ref": f"{root['$id']}#{pointer}"} if pointer else root
+    return Draft202012Validator(schema, registry=registry)
+
+
+def schema_errors(instance: Any, name: str, pointer: str = "") -> list[str]:
+    """Every way ``instance`` breaks the schema ``name`` (at ``pointer``, e.g.
+    ``/$defs/read_result``), as ``path: message`` strings; empty when valid."""
+    errors = sorted(_validator(name, pointer).iter_errors(instance), key=lambda e: list(e.path))
+    return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
+
+
+def request_errors(request: dict) -> list[str]:
+    return schema_errors(request, "protocol.schema.json", "/$defs/request")
+
+
+def response_errors(response: Any, op: str) -> list[str]:
+    """The envelope first; a successful response's result against ``<op>_result``."""
+    problems = schema_errors(response, "protocol.schema.json", "/$defs/response")
+    if problems or not response.get("ok"):
+        return problems
+    return [
+        f"result/{p}"
+        for p in schema_errors(response["result"], "protocol.schema.json", f"/$defs/{op}_result")
+    ]

@@ -1,0 +1,76 @@
+"""Serve an in-process implementation over the JSON-lines protocol (DESIGN.md §2).
+
+``klogspec testee`` (or ``python -m conformance.testee``) serves the reference
+implementation on stdin/stdout; ``serve(factory())`` does the same for any object of
+the in-process contract (adapter.py), which is how the subprocess mutants are built.
+
+One request per line, one response per line, in order. stdout carries responses only;
+logs go to stderr. ``crash`` is never sent by the harness (it kills the process); a
+testee that receives it exits at once without answering.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import traceback
+from typing import Any, BinaryIO
+
+from .adapter import call, error_code
+
+
+def _reply(out: BinaryIO, message: dict) -> None:
+    out.write(json.dumps(message, separators=(",", ":")).encode("utf-8") + b"\n")
+    out.flush()
+
+
+def handle(adapter: Any, request: Any) -> dict:
+    """One request object to one response object."""
+    request_id = request.get("id", 0) if isinstance(request, dict) else 0
+    if not isinstance(request, dict) or not isinstance(request.get("op"), str):
+        return {"id": request_id, "ok": False, "error": {"code": "INVALID_REQUEST"}}
+    try:
+        result = call(adapter, request["op"], request.get("args") or {}, request.get("now_ms", 0))
+    except Exception as exc:  # noqa: BLE001 - every failure becomes a response
+        code = error_code(exc)
+        if code is None:
+            traceback.print_exc(file=sys.stderr)
+            code = "INTERNAL_ERROR"
+        message = getattr(exc, "message", None) or str(exc)
+        return {"id": request_id, "ok": False, "error": {"code": code, "message": str(message)}}
+    return {"id": request_id, "ok": True, "result": result}
+
+
+def serve(adapter: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
+    stdin = stdin or sys.stdin.buffer
+    stdout = stdout or sys.stdout.buffer
+    for line in stdin:
+        if not line.strip():
+            continue
+        try:
+            request = json.loads(line)
+        except ValueError:
+            _reply(stdout, {"id": 0, "ok": False, "error": {"code": "INVALID_REQUEST"}})
+            continue
+        if isinstance(request, dict) and request.get("op") == "crash":
+            os._exit(137)
+        _reply(stdout, handle(adapter, request))
+
+
+def main(argv: list[str] | None = None) -> None:
+    """``python -m conformance.testee [--factory module:attr]``: serve the reference, or the
+    object the factory returns."""
+    argv = sys.argv[1:] if argv is None else argv
+    factory_path = "conformance.reference:factory"
+    if len(argv) == 2 and argv[0] == "--factory":
+        factory_path = argv[1]
+    elif argv:
+        sys.exit("usage: python -m conformance.testee [--factory module:attr]")
+    from .transport import load_factory
+
+    serve(load_factory(factory_path)())
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,401 @@
+"""The two transports of the contract (DESIGN.md §2), behind one ``Driver`` interface.
+
+``InProcessDriver`` calls a Python object of the in-process contract (adapter.py);
+``SubprocessDriver`` starts a testee command and speaks JSON lines to it. Both send and
+receive the same messages, validated against ``schemas/protocol.schema.json``, so the
+runner never knows which one it drives.
+
+A testee that crashes (exits, or raises something that is not an error code), hangs past
+the per-request timeout, or answers with something that is not a valid response raises
+``TesteeFailure``: the current test fails with that kind, the testee is restarted (a new
+process, or a new adapter object) for the next test, and the run goes on.
+"""
+
+from __future__ import annotations
+
+import concurrent.futures
+import contextlib
+import importlib
+import json
+import os
+import queue
+import shlex
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import traceback
+from dataclasses import dataclass, field
+from importlib.metadata import entry_points
+from pathlib import Path
+from typing import Any
+
+from .adapter import call, error_code
+from .protocol import PROTOCOL_VERSION, request_errors, response_errors
+
+DEFAULT_TIMEOUT_S = 10.0
+IMPLEMENTATIONS_GROUP = "klogspec.implementations"
+PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the directory holding conformance/
+
+
+class TesteeFailure(Exception):
+    """The testee crashed, hung or broke the protocol; ``kind`` is ``crashed``,
+    ``timeout`` or ``protocol``."""
+
+    __test__ = False  # not a pytest test class, despite its name
+
+    def __init__(self, kind: str, message: str, detail: str = "") -> None:
+        super().__init__(f"{kind}: {message}")
+        self.kind = kind
+        self.message = message
+        self.detail = detail
+
+
+@dataclass
+class Response:
+    ok: bool
+    result: dict | None = None
+    code: str | None = None
+    message: str = ""
+
+
+@dataclass
+class ImplSpec:
+    """Which implementation and how to reach it: ``factory`` (``module:attr``) in process,
+    or ``command`` as a subprocess."""
+
+    label: str
+    transport: str  # "inproc" | "subprocess"
+    factory: str | None = None
+    command: list[str] | None = None
+    env: dict[str, str] = field(default_factory=dict)
+
+    def driver(self, timeout: float = DEFAULT_TIMEOUT_S) -> Driver:
+        if self.transport == "inproc":
+            return InProcessDriver(self, timeout)
+        return SubprocessDriver(self, timeout)
+
+
+def _python_env() -> dict[str, str]:
+    """A child Python that imports the same ``reference_impl`` and ``conformance`` as this
+    process (whichever checkout or install they come from)."""
+    roots = []
+    for name in ("reference_impl", "conformance"):
+        module = sys.modules.get(name) or importlib.import_module(name)
+        roots.append(str(Path(module.__file__).resolve().parent.parent))
+    roots.append(os.environ.get("PYTHONPATH", ""))
+    return {"PYTHONPATH": os.pathsep.join(dict.fromkeys(p for p in roots if p))}
+
+
+def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
+    """``reference``, ``module:attr``, an entry point of ``klogspec.implementations``, or
+    ``cmd:<command line>``. ``transport`` ``subprocess`` serves an in-process factory
+    through ``python -m conformance.testee --factory`` (the JSON-lines path end to end);
+    ``inproc`` is refused for a command."""
+    if spec.startswith("cmd:"):
+        if transport == "inproc":
+            raise ValueError("a cmd: implementation can only be driven as a subprocess")
+        command = shlex.split(spec[4:])
+        if not command:
+            raise ValueError("cmd: needs a command line")
+        return ImplSpec(spec, "subprocess", command=command)
+    if spec == "reference":
+        factory = "conformance.reference:factory"
+    elif ":" in spec:
+        factory = spec
+    else:
+        found = [ep for ep in entry_points(group=IMPLEMENTATIONS_GROUP) if ep.name == spec]
+        if not found:
+            raise ValueError(
+                f"unknown implementation {spec!r}: not 'reference', 'module:attr', 'cmd:...' "
+                f"nor an entry point of {IMPLEMENTATIONS_GROUP}"
+            )
+        factory = found[0].value
+    if transport == "subprocess":
+        command = [sys.executable, "-P", "-m", "conformance.testee", "--factory", factory]
+        return ImplSpec(f"{spec} (subprocess)", "subprocess", command=command, env=_python_env())
+    return ImplSpec(spec, "inproc", factory=factory)
+
+
+def load_factory(path: str):
+    module, _, attr = path.partition(":")
+    target: Any = importlib.import_module(module)
+    for part in attr.split("."):
+        target = getattr(target, part)
+    return target
+
+
+class Driver:
+    """One testee, used for one scenario at a time."""
+
+    def __init__(self, spec: ImplSpec, timeout: float) -> None:
+        self.spec = spec
+        self.timeout = timeout
+        self.log_open = False
+        self._hello: dict | None = None
+        self._next_id = 1
+        self.transcript: list[tuple[dict, Any]] = []
+
+    # --- subclasses ---
+    def _exchange(self, request: dict) -> Any:
+        """Send one request, return the decoded response (any JSON value)."""
+        raise NotImplementedError
+
+    def _kill(self) -> None:
+        raise NotImplementedError
+
+    def shutdown(self) -> None:
+        self._kill()
+
+    # --- the contract ---
+    def hello(self, now_ms: int = 0) -> dict:
+        if self._hello is None:
+            response = self.request(
+                "hello",
+                {"protocol_version": PROTOCOL_VERSION, "suite_version": _suite_version()},
+                now_ms,
+            )
+            if not response.ok:
+                raise TesteeFailure("protocol", f"hello was refused with {response.code}")
+            self._hello = response.result
+        return self._hello
+
+    @property
+    def features(self) -> set[str]:
+        return set(self.hello().get("features", ()))
+
+    def request(self, op: str, args: dict, now_ms: int) -> Response:
+        request = {"id": self._next_id, "op": op, "args": args, "now_ms": now_ms}
+        self._next_id += 1
+        problems = request_errors(request)
+        if problems:  # the harness's own bug: never blame the testee
+            raise ValueError(f"the harness built an invalid {op} request: {problems}")
+        try:
+            raw = self._exchange(request)
+        except TesteeFailure:
+            self.transcript.append((request, None))
+            self._kill()
+            raise
+        self.transcript.append((request, raw))
+        problems = response_errors(raw, op)
+        if not problems and raw.get("id") != request["id"]:
+            problems = [f"id: answered {raw.get('id')} to request {request['id']}"]
+        if problems:
+            self._kill()
+            raise TesteeFailure(
+                "protocol",
+                f"invalid {op} response: {'; '.join(problems[:3])}",
+                json.dumps(raw)[:2000],
+            )
+        if op == "open":
+            self.log_open = bool(raw["ok"])
+        elif op == "close" and raw["ok"]:
+            self.log_open = False
+        if raw["ok"]:
+            return Response(True, raw["result"])
+        error = raw["error"]
+        return Response(False, code=error["code"], message=error.get("message", ""))
+
+    def crash(self, now_ms: int) -> None:
+        """The testee stops at once, without flushing or closing anything."""
+        self._crash(now_ms)
+        self.log_open = False
+
+    def _crash(self, now_ms: int) -> None:
+        raise NotImplementedError
+
+    def end_scenario(self, now_ms: int) -> None:
+        """Leave the testee ready for the next scenario: close a log left open."""
+        if self.log_open:
+            with contextlib.suppress(TesteeFailure):
+                self.request("close", {}, now_ms)
+            self.log_open = False
+        self.transcript = []
+
+
+def _suite_version() -> str:
+    from .reference import _version
+
+    return _version()
+
+
+class InProcessDriver(Driver):
+    """Calls the adapter in a worker thread so that a hung call can time out."""
+
+    def __init__(self, spec: ImplSpec, timeout: float) -> None:
+        super().__init__(spec, timeout)
+        self._factory = load_factory(spec.factory)
+        self._adapter = None
+        self._pool: concurrent.futures.ThreadPoolExecutor | None = None
+
+    def _ensure(self) -> None:
+        if self._pool is None:
+            self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="testee")
+        if self._adapter is None:
+            self._adapter = self._pool.submit(self._factory).result(self.timeout)
+
+    def _exchange(self, request: dict) -> Any:
+        self._ensure()
+        future = self._pool.submit(
+            call, self._adapter, request["op"], request["args"], request["now_ms"]
+        )
+        try:
+            result = future.result(self.timeout)
+        except concurrent.futures.TimeoutError:
+            raise TesteeFailure("timeout", f"{request['op']} took more than {self.timeout} s")
+        except Exception as exc:  # noqa: BLE001
+            code = error_code(exc)
+            if code is None:
+                raise TesteeFailure(
+                    "crashed",
+                    f"{request['op']} raised {type(exc).__name__}: {exc}",
+                    "".join(traceback.format_exception(exc))[-4000:],
+                )
+            error = {"code": code}
+            message = getattr(exc, "message", None) or str(exc)
+            if isinstance(message, str):
+                error["message"] = message
+            return {"id": request["id"], "ok": False, "error": error}
+        try:  # what goes over the wire is JSON: check it could
+            result = json.loads(json.dumps(result))
+        except (TypeError, ValueError) as exc:
+            raise TesteeFailure("protocol", f"{request['op']} returned a non-JSON value: {exc}")
+        return {"id": request["id"], "ok": True, "result": result}
+
+    def _crash(self, now_ms: int) -> None:
+        if self._adapter is not None:
+            crash = getattr(self._adapter, "crash", None)
+            if crash is not None:
+                future = self._pool.submit(crash, now_ms=now_ms)
+                # a crash that crashes is still a crash
+                with contextlib.suppress(Exception):
+                    future.result(self.timeout)
+        self._adapter = None  # abandoned, as a killed process is
+
+    def _kill(self) -> None:
+        if self._pool is not None:
+            self._pool.shutdown(wait=False, cancel_futures=True)
+        self._pool = None
+        self._adapter = None
+
+
+class SubprocessDriver(Driver):
+    """Starts ``spec.command``; one JSON line per request and per response. stderr is kept
+    in a temporary file and its tail is shown when the testee fails."""
+
+    def __init__(self, spec: ImplSpec, timeout: float) -> None:
+        super().__init__(spec, timeout)
+        self._proc: subprocess.Popen | None = None
+        self._lines: queue.Queue | None = None
+        self._stderr = None
+
+    def _start(self) -> None:
+        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open while the testee runs
+        env = {**os.environ, **self.spec.env}
+        try:
+            self._proc = subprocess.Popen(
+                self.spec.command,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                stderr=self._stderr,
+                env=env,
+                start_new_session=True,
+            )
+        except OSError as exc:
+            raise TesteeFailure("crashed", f"cannot start {self.spec.command}: {exc}")
+        lines: queue.Queue = queue.Queue()
+        stdout = self._proc.stdout
+
+        def pump() -> None:
+            for line in iter(stdout.readline, b""):
+                lines.put(line)
+            lines.put(None)
+
+        threading.Thread(target=pump, daemon=True, name="testee-stdout").start()
+        self._lines = lines
+
+    def stderr_tail(self, limit: int = 2000) -> str:
+        if self._stderr is None:
+            return ""
+        try:
+            self._stderr.seek(0, os.SEEK_END)
+            size = self._stderr.tell()
+            self._stderr.seek(max(0, size - limit))
+            return self._stderr.read().decode("utf-8", "replace")
+        except (OSError, ValueError):
+            return ""
+
+    def _exchange(self, request: dict) -> Any:
+        if self._proc is None:
+            self._start()
+            if request["op"] != "hello" and self._hello is not None:
+                self._handshake(request["now_ms"])
+        line = json.dumps(request, separators=(",", ":")).encode("utf-8") + b"\n"
+        try:
+            self._proc.stdin.write(line)
+            self._proc.stdin.flush()
+        except (BrokenPipeError, OSError):
+            raise self._died(request["op"])
+        try:
+            answer = self._lines.get(timeout=self.timeout)
+        except queue.Empty:
+            raise TesteeFailure(
+                "timeout",
+                f"no answer to {request['op']} within {self.timeout} s",
+                self.stderr_tail(),
+            )
+        if answer is None:
+            raise self._died(request["op"])
+        try:
+            return json.loads(answer)
+        except ValueError:
+            raise TesteeFailure(
+                "protocol",
+                f"the answer to {request['op']} is not JSON: {answer[:200]!r}",
+                self.stderr_tail(),
+            )
+
+    def _handshake(self, now_ms: int) -> None:
+        """A restarted testee gets its hello before anything else."""
+        request = {
+            "id": self._next_id,
+            "op": "hello",
+            "args": {"protocol_version": PROTOCOL_VERSION, "suite_version": _suite_version()},
+            "now_ms": now_ms,
+        }
+        self._next_id += 1
+        raw = self._exchange(request)
+        if response_errors(raw, "hello") or not raw.get("ok"):
+            raise TesteeFailure("protocol", "invalid hello after a restart", json.dumps(raw)[:2000])
+
+    def _died(self, op: str) -> TesteeFailure:
+        code = None
+        if self._proc is not None:
+            try:
+                code = self._proc.wait(timeout=2)
+            except subprocess.TimeoutExpired:
+                code = None
+        return TesteeFailure(
+            "crashed", f"the testee exited (status {code}) during {op}", self.stderr_tail()
+        )
+
+    def _crash(self, now_ms: int) -> None:
+        self._kill()  # subprocess: crash means killed
+
+    def _kill(self) -> None:
+        proc, self._proc = self._proc, None
+        if proc is not None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except (ProcessLookupError, PermissionError):
+                proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                proc.wait(timeout=5)
+            for pipe in (proc.stdin, proc.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
+        if self._stderr is not None:
+            self._stderr.close()
+            self._stderr = None
+        self._lines = None

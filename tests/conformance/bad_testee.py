@@ -1,0 +1,41 @@
+"""A testee that misbehaves on purpose, for the harness's own tests (standalone: no imports
+from the project). ``python bad_testee.py MODE``: it answers hello and open properly, then
+on its first ``append`` it does what MODE says."""
+
+import json
+import sys
+import time
+
+MODE = sys.argv[1]
+STATE = {"log_start_offset": 0, "log_end_offset": 0, "recovery_point": 0, "segments": []}
+
+
+def reply(message) -> None:
+    sys.stdout.write((message if isinstance(message, str) else json.dumps(message)) + "\n")
+    sys.stdout.flush()
+
+
+for line in sys.stdin:
+    request = json.loads(line)
+    rid, op = request["id"], request["op"]
+    if op == "hello":
+        reply({"id": rid, "ok": True, "result": {"name": "bad", "version": "0", "features": []}})
+    elif op == "append" and MODE == "junk":
+        reply("this is not json")
+    elif op == "append" and MODE == "hang":
+        time.sleep(60)
+    elif op == "append" and MODE == "exit":
+        print("boom: the testee fell over", file=sys.stderr)
+        sys.exit(3)
+    elif op == "append" and MODE == "schema":
+        reply({"id": rid, "ok": True, "result": {"first_offset": "zero"}})
+    elif op == "append" and MODE == "wrong-id":
+        reply({"id": rid + 100, "ok": True, "result": {"first_offset": 0, "last_offset": 0}})
+    elif op == "append" and MODE == "lowercase-code":
+        reply({"id": rid, "ok": False, "error": {"code": "record_too_large"}})
+    elif op == "append":
+        reply({"id": rid, "ok": True, "result": {"first_offset": 0, "last_offset": 0}})
+    elif op in ("open", "state"):
+        reply({"id": rid, "ok": True, "result": STATE})
+    else:
+        reply({"id": rid, "ok": True, "result": {}})
