@@ -1,19 +1,33 @@
 #!/usr/bin/env bash
 # Install everything the project needs, from the project's own files. Idempotent.
+#   Debian: node/npm (Kaitai compiler), a Java 17+ runtime (Spark), Chromium (docs check)
+#   PyPI:   the project with its dev, spark and docs extras
+#   npm:    kaitai-struct-compiler and js-yaml (kaitai/package-lock.json)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 PYTHON=${PYTHON:-python3}
 
+java_major() {
+  java -version 2>&1 | sed -n 's/.*version "\([0-9]*\).*/\1/p' | head -n 1
+}
+
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
+  need_apt+=(openjdk-17-jre-headless)
+fi
+if [ -z "${KLOGSPEC_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1; then
+  need_apt+=(chromium)
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} from Debian" >&2
-  apt-get update -qq && apt-get install -y -qq "${need_apt[@]}" >/dev/null
+  export DEBIAN_FRONTEND=noninteractive
+  apt-get update -qq && apt-get install -y -qq --no-install-recommends "${need_apt[@]}" >/dev/null
 fi
 
-echo "setup: python packages (pip install -e .[dev])" >&2
-"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[dev]"
+echo "setup: python packages (pip install -e .[dev,spark,docs])" >&2
+"$PYTHON" -m pip install -q --disable-pip-version-check -e ".[dev,spark,docs]"
 
 # The Kaitai Struct compiler (npm kaitai-struct-compiler, run under node) and js-yaml.
 if [ -f kaitai/package-lock.json ]; then
