@@ -1,30 +1,77 @@
-"""Opening a partition directory (spec/behaviour/recover.md): Kafka's LogLoader.
+"""Opening a partition directory (spec/behaviour/recovery.md): Kafka's LogLoader.
 
-This module holds the **clean** load, what Kafka does after a clean shutdown
-[storage/.../log/LogLoader.java load, loadSegmentFiles, recoverLog]: no segment is
-recovered, except one whose ``.index`` is missing. The pass over temporary files
-(``.deleted``, ``.cleaned``, ``.swap``), the clean-shutdown marker and the recovery
-of unflushed segments after a crash extend it in a later issue; until then files
-with those suffixes are left alone and not loaded.
+``LogLoader.load`` [storage/.../log/LogLoader.java] turns the files of a partition
+directory into a log's segments and offsets, in this order:
+
+1. the temporary-file pass: ``.deleted`` and ``.cleaned`` files go, ``.swap`` files
+   complete their replacement (swap_files.py);
+2. every ``<base>.log`` is opened as a segment, orphan index files are deleted, and a
+   segment without ``.index`` (or with a corrupt ``.txnindex``) is recovered;
+3. after an unclean shutdown, every segment from the one holding the recovery point is
+   recovered (segment_recovery.py); the first one cut short ends the log there;
+4. a log that ends below the log start offset is emptied; a log with no segment gets one;
+5. the active segment's indexes get their full size back, the leader epoch cache is cut
+   to the log's ends, and the offsets are returned.
+
+A segment whose offsets overflow its base (KAFKA-6264) is split and the step retried
+(offset_overflow.py). Producer state is a later issue: its places are marked
+``SEAM(producer state)``.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TypeVar
 
+from .checkpoint_files import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    read_offsets_or_empty,
+)
 from .clock import Clock
 from .config import LogConfig
 from .deletion import delete_segment_files
-from .errors import CorruptIndexError
+from .errors import Category, CorruptIndexError, InvalidFileNameError, KafkaLogError
 from .fetch import LogOffsetMetadata
-from .files import FileKind, classify, log_file_name, time_index_file_name
+from .files import (
+    DELETE_DIR_SUFFIX,
+    FileKind,
+    classify,
+    log_file_name,
+    parse_partition_dir_name,
+    time_index_file_name,
+)
 from .leader_epoch import LeaderEpochFileCache
+from .load_events import LoadObserver, Reason
 from .log_segments import LogSegments
+from .offset_overflow import split_overflowed_segment
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .segment_recovery import recover_segment
+from .swap_files import complete_swaps, remove_temp_files_and_collect_swap_files
 
+LONG_MAX = 2**63 - 1
 _INDEX_KINDS = (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
+T = TypeVar("T")
+
+
+@dataclass(frozen=True)
+class LoadOptions:
+    """How ``Log.open`` loads a directory that already holds a log.
+
+    * ``had_clean_shutdown``: None reads (and deletes) the log directory's marker (LOAD-1);
+    * ``recovery_point``: None reads ``recovery-point-offset-checkpoint`` (LOAD-4);
+    * ``index_sanity_check``: LOAD-16's check of every offset and time index the load does
+      not rebuild; off by default, as in Kafka since 2.3;
+    * ``observer``: told of every change the load makes (load_events.py).
+    """
+
+    had_clean_shutdown: bool | None = None
+    recovery_point: int | None = None
+    index_sanity_check: bool = False
+    observer: LoadObserver | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,95 +83,274 @@ class LoadedLogOffsets:
     next_offset_metadata: LogOffsetMetadata
 
 
-def load_clean(
+def load_partition(
     dir: Path,
     config: LogConfig,
     clock: Clock,
-    segments: LogSegments,
-    *,
-    log_start_offset_checkpoint: int,
-    leader_epoch_cache: LeaderEpochFileCache,
     scheduler: Scheduler,
+    segments: LogSegments,
+    leader_epoch_cache: LeaderEpochFileCache,
+    options: LoadOptions,
+    had_clean_shutdown: bool,
 ) -> LoadedLogOffsets:
-    """LogLoader.load after a clean shutdown, into ``segments``.
+    """Load ``dir`` with its entries of the log directory's offset checkpoints (LOAD-4):
+    a missing entry, file or unreadable file reads as 0, as in LogManager.loadLog."""
+    name = parse_partition_dir_name(dir.name)
+    key = (name.topic, name.partition)
+    recovery_point = options.recovery_point
+    if recovery_point is None:
+        recovery_point = read_offsets_or_empty(dir.parent / RECOVERY_POINT_CHECKPOINT).get(key, 0)
+    log_start_offset = read_offsets_or_empty(dir.parent / LOG_START_OFFSET_CHECKPOINT).get(key, 0)
+    return LogLoader(
+        dir,
+        config,
+        clock,
+        scheduler,
+        segments,
+        had_clean_shutdown=had_clean_shutdown,
+        log_start_offset_checkpoint=log_start_offset,
+        recovery_point_checkpoint=recovery_point,
+        leader_epoch_cache=leader_epoch_cache,
+        index_sanity_check=options.index_sanity_check,
+        observer=options.observer,
+    ).load()
 
-    1. Load every ``<base>.log`` in name order (indexes lazily); an index file without
-       its ``.log`` is an orphan and is deleted; a segment without ``.index`` is
-       recovered, one without ``.timeindex`` gets an empty one.
-    2. If the log ends below the log-start-offset checkpoint, every segment goes; with
-       no segment left, one is created at that checkpoint.
-    3. Recovery point = log end offset; the active segment's indexes are resized to
-       ``segment.index.bytes`` (a trimmed index would otherwise be full).
-    4. Log start offset = max(checkpoint, first segment's base); the epoch cache is
-       truncated to the log's end and (from the start) to the checkpoint.
-    """
-    _load_segment_files(dir, config, clock, segments, leader_epoch_cache)
-    log_end_offset = None
-    if not segments.is_empty():
-        log_end_offset = segments.last_segment.read_next_offset()
-        if log_end_offset < log_start_offset_checkpoint:
-            doomed = segments.values()
-            for segment in doomed:
-                segments.remove(segment.base_offset)
+
+class _SegmentOverflow(Exception):
+    """Kafka's LogSegmentOffsetOverflowException: the segment travels with the error."""
+
+    def __init__(self, segment: LogSegment, error: KafkaLogError) -> None:
+        super().__init__(str(error))
+        self.segment = segment
+        self.error = error
+
+
+class LogLoader:
+    def __init__(
+        self,
+        dir: Path,
+        config: LogConfig,
+        clock: Clock,
+        scheduler: Scheduler,
+        segments: LogSegments,
+        *,
+        had_clean_shutdown: bool,
+        log_start_offset_checkpoint: int,
+        recovery_point_checkpoint: int,
+        leader_epoch_cache: LeaderEpochFileCache,
+        index_sanity_check: bool = False,
+        observer: LoadObserver | None = None,
+    ) -> None:
+        self.dir = dir
+        self.config = config
+        self.clock = clock
+        self.scheduler = scheduler
+        self.segments = segments
+        self.had_clean_shutdown = had_clean_shutdown
+        self.log_start_offset_checkpoint = log_start_offset_checkpoint
+        self.recovery_point_checkpoint = recovery_point_checkpoint
+        self.leader_epoch_cache = leader_epoch_cache
+        self.index_sanity_check = index_sanity_check
+        self.observer = observer or LoadObserver()
+
+    def load(self) -> LoadedLogOffsets:
+        """LOAD-5 to LOAD-24, in LogLoader.load's order."""
+        swap_files = remove_temp_files_and_collect_swap_files(self.dir, self.observer)
+        complete_swaps(self.dir, swap_files, self.config, self.clock, self.observer)
+        self._retry_on_offset_overflow(self._load_segment_files_from_scratch)
+        if not self.dir.name.endswith(DELETE_DIR_SUFFIX):
+            recovery_point, next_offset = self._retry_on_offset_overflow(self._recover_log)
+            # LOAD-21: a trimmed active index reopens "full" (quirk 3): give it room again
+            self.segments.active_segment.resize_indexes(self.config.segment_index_bytes)
+        else:
+            # LOAD-23: a directory queued for deletion is not recovered
+            if self.segments.is_empty():
+                self._add_new_segment(0, preallocate=False)
+            recovery_point = next_offset = 0
+        self.leader_epoch_cache.truncate_from_end(next_offset)  # LOAD-22
+        log_start_offset = max(
+            self.log_start_offset_checkpoint, self.segments.first_segment.base_offset
+        )  # LOAD-18
+        # LOAD-22: the checkpoint, not the result: the epoch file may lag a raised start
+        self.leader_epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
+        # SEAM(producer state): removeStraySnapshots, then rebuildProducerState(next_offset)
+        active = self.segments.active_segment
+        return LoadedLogOffsets(
+            log_start_offset,
+            recovery_point,
+            LogOffsetMetadata(next_offset, active.base_offset, active.size),
+        )
+
+    # --- step 2: the segment files ---
+    def _load_segment_files_from_scratch(self) -> None:
+        # a retry after a split starts over, as Kafka's does
+        self.segments.close()
+        self.segments.clear()
+        self._load_segment_files()
+
+    def _load_segment_files(self) -> None:
+        """LOAD-11 to LOAD-16: in ascending name order, delete orphan indexes and open
+        every ``.log`` as a segment, recovering those whose indexes cannot be used."""
+        for file in sorted(p for p in self.dir.iterdir() if p.is_file()):
+            info = classify(file)
+            if info.marker is not None or info.kind not in (FileKind.LOG, *_INDEX_KINDS):
+                continue  # not a segment file (LOAD-25: nor is a directory, quarantine included)
+            if info.base_offset is None:
+                raise InvalidFileNameError(
+                    f"{file.name} has no base offset in its name: the log cannot be loaded",
+                    file=str(file),
+                )  # LOAD-11, Kafka's NumberFormatException
+            if info.kind is not FileKind.LOG:
+                if not (self.dir / log_file_name(info.base_offset)).exists():
+                    self.observer.deleting(file, Reason.ORPHAN_INDEX)  # LOAD-12
+                    file.unlink(missing_ok=True)
+                continue
+            self.segments.add(self._load_segment(info.base_offset))
+
+    def _load_segment(self, base_offset: int) -> LogSegment:
+        time_index_newly_created = not (self.dir / time_index_file_name(base_offset)).exists()
+        segment = LogSegment.open(
+            self.dir, base_offset, self.config, self.clock, file_already_exists=True
+        )
+        try:
+            segment.sanity_check(time_index_newly_created)
+        except FileNotFoundError:
+            # SEAM(producer state): Kafka rebuilds producer state up to the base first
+            self._recover_segment(segment, Reason.MISSING_OFFSET_INDEX)  # LOAD-13
+            return segment
+        except CorruptIndexError:
+            self._recover_segment(segment, Reason.CORRUPT_TXN_INDEX)  # LOAD-15
+            return segment
+        if time_index_newly_created:
+            self.observer.created(segment.time_index_file, Reason.MISSING_TIME_INDEX)  # LOAD-14
+        if self.index_sanity_check:
+            try:  # LOAD-16, the SHOULD
+                segment.offset_index.sanity_check()
+                segment.time_index.sanity_check()
+            except CorruptIndexError:
+                self._recover_segment(segment, Reason.CORRUPT_INDEX)
+        return segment
+
+    # --- step 3: recovery ---
+    def _recover_segment(self, segment: LogSegment, reason: Reason) -> int:
+        """RECOV-2 to RECOV-4: LogSegment.recover, the observer told before the cut."""
+
+        def before_truncate(position: int, error: str | None) -> None:
+            self.observer.truncating(
+                segment.log.file, position, segment.log.size - position, reason, error
+            )
+
+        try:
+            truncated = recover_segment(segment, self.leader_epoch_cache, before_truncate)
+        except KafkaLogError as exc:
+            if exc.category is Category.OFFSET_OVERFLOW:
+                raise _SegmentOverflow(segment, exc)
+            raise
+        self.observer.recovered(segment.log.file, reason)
+        # SEAM(producer state): Kafka takes a producer snapshot at the segment's end here
+        return truncated
+
+    def _recover_log(self) -> tuple[int, int]:
+        """RECOV-1, RECOV-5 to RECOV-7, LOAD-19, LOAD-20: (recovery point, next offset)."""
+        if not self.had_clean_shutdown:
+            unflushed = self.segments.values(self.recovery_point_checkpoint, LONG_MAX)
+            for i, segment in enumerate(unflushed):
+                try:
+                    truncated = self._recover_segment(segment, Reason.UNFLUSHED)
+                except KafkaLogError as exc:
+                    if exc.category is not Category.INVALID_OFFSET:
+                        raise
+                    truncated = self._truncate_fully(segment)  # RECOV-6
+                if truncated > 0:  # RECOV-5: a torn or corrupt tail ends the log here
+                    self._remove_and_delete_segments(unflushed[i + 1 :], Reason.AFTER_TRUNCATION)
+                    break
+        log_end_offset = self._delete_segments_if_log_start_greater_than_log_end()
+        if self.segments.is_empty():
+            self._add_new_segment(self.log_start_offset_checkpoint, self.config.preallocate)
+        if self.had_clean_shutdown and log_end_offset is not None:
+            return log_end_offset, log_end_offset  # RECOV-8
+        if log_end_offset is None:
+            log_end_offset = self.segments.last_segment.read_next_offset()
+        # RECOV-9: recovery never raises the recovery point; only a flush does
+        return min(self.recovery_point_checkpoint, log_end_offset), log_end_offset
+
+    def _truncate_fully(self, segment: LogSegment) -> int:
+        """Kafka's answer to an InvalidOffsetException in recovery: ``truncateTo(base)``."""
+        mapping = segment.translate_offset(segment.base_offset)
+        if mapping is not None:
+            self.observer.truncating(
+                segment.log.file,
+                mapping.position,
+                segment.log.size - mapping.position,
+                Reason.INVALID_OFFSET,
+                Category.INVALID_OFFSET.value,
+            )
+        return segment.truncate_to(segment.base_offset)
+
+    def _delete_segments_if_log_start_greater_than_log_end(self) -> int | None:
+        """LOAD-19: the log end offset, or None when the log was emptied because it ends
+        below the log start offset checkpoint (segment files deleted by hand)."""
+        if self.segments.is_empty():
+            return None
+        log_end_offset = self.segments.last_segment.read_next_offset()
+        if log_end_offset >= self.log_start_offset_checkpoint:
+            return log_end_offset
+        self._remove_and_delete_segments(self.segments.values(), Reason.LOG_END_BELOW_LOG_START)
+        self.leader_epoch_cache.clear_and_flush()
+        # SEAM(producer state): truncateFullyAndStartAt(log start offset checkpoint)
+        return None
+
+    def _remove_and_delete_segments(self, doomed: list[LogSegment], reason: Reason) -> None:
+        for segment in doomed:
+            self.segments.remove(segment.base_offset)
+            for file in _segment_files(segment):
+                self.observer.deleting(file, reason)
+        if doomed:
             delete_segment_files(
                 doomed,
                 async_delete=True,
-                scheduler=scheduler,
-                file_delete_delay_ms=config.file_delete_delay_ms,
+                scheduler=self.scheduler,
+                file_delete_delay_ms=self.config.file_delete_delay_ms,
             )
-            leader_epoch_cache.clear_and_flush()
-            # SEAM(producer state): truncateFullyAndStartAt(log start offset checkpoint)
-            log_end_offset = None
-    if segments.is_empty():
-        segments.add(
-            LogSegment.open(
-                dir,
-                log_start_offset_checkpoint,
-                config,
-                clock,
-                init_file_size=config.init_file_size,
-                preallocate=config.preallocate,
-            )
+        # SEAM(producer state): their producer snapshots are deleted too
+
+    def _add_new_segment(self, base_offset: int, preallocate: bool) -> None:
+        segment = LogSegment.open(
+            self.dir,
+            base_offset,
+            self.config,
+            self.clock,
+            init_file_size=self.config.init_file_size,
+            preallocate=preallocate,
         )
-    if log_end_offset is None:
-        log_end_offset = segments.last_segment.read_next_offset()
-    # clean shutdown: nothing needs recovery up to the end (Kafka: the recovery-point
-    # checkpoint only matters when the end is unknown, which a clean load never meets here)
-    recovery_point = log_end_offset
-    active = segments.active_segment
-    active.resize_indexes(config.segment_index_bytes)
-    leader_epoch_cache.truncate_from_end(log_end_offset)
-    log_start_offset = max(log_start_offset_checkpoint, segments.first_segment.base_offset)
-    leader_epoch_cache.truncate_from_start(log_start_offset_checkpoint)
-    # SEAM(producer state): removeStraySnapshots and rebuildProducerState go here
-    return LoadedLogOffsets(
-        log_start_offset,
-        recovery_point,
-        LogOffsetMetadata(log_end_offset, active.base_offset, active.size),
-    )
+        self.segments.add(segment)
+        self.observer.created(segment.log.file, Reason.EMPTY)
 
-
-def _load_segment_files(
-    dir: Path,
-    config: LogConfig,
-    clock: Clock,
-    segments: LogSegments,
-    leader_epoch_cache: LeaderEpochFileCache,
-) -> None:
-    for path in sorted(p for p in dir.iterdir() if p.is_file()):
-        info = classify(path)
-        if info.marker is not None or info.base_offset is None:
-            continue  # temporary files are the next issue's; other files are not segments
-        if info.kind in _INDEX_KINDS:
-            if not (dir / log_file_name(info.base_offset)).exists():
-                path.unlink(missing_ok=True)  # an orphaned index file
-        elif info.kind is FileKind.LOG:
-            base_offset = info.base_offset
-            time_index_newly_created = not (dir / time_index_file_name(base_offset)).exists()
-            segment = LogSegment.open(dir, base_offset, config, clock, file_already_exists=True)
+    # --- offset overflow ---
+    def _retry_on_offset_overflow(self, step: Callable[[], T]) -> T:
+        """RECOV-10: split a segment whose offsets overflow its base, then run ``step`` again."""
+        while True:
             try:
-                segment.sanity_check(time_index_newly_created)
-            except (FileNotFoundError, CorruptIndexError):
-                # SEAM(producer state): Kafka rebuilds producer state up to the base first
-                segment.recover(leader_epoch_cache)
-            segments.add(segment)
+                return step()
+            except _SegmentOverflow as overflow:
+                split_overflowed_segment(
+                    overflow.segment,
+                    overflow.error,
+                    self.segments,
+                    self.dir,
+                    self.config,
+                    self.clock,
+                    self.scheduler,
+                    self.observer,
+                )
+                # SEAM(producer state): the split segments' snapshots are deleted
+
+
+def _segment_files(segment: LogSegment) -> list[Path]:
+    files = (
+        segment.log.file,
+        segment.offset_index_file,
+        segment.time_index_file,
+        segment.txn_index.file,
+    )
+    return [f for f in files if f.exists()]

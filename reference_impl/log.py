@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import checkpoint_files as ckpt
+from .clean_shutdown import LOG_DIRS
 from .clock import Clock, SystemClock
 from .config import LogConfig
 from .errors import Category, InvalidArgumentError, LogOperationError
@@ -28,7 +29,7 @@ from .fetch import FetchDataInfo, LogOffsetMetadata
 from .file_records import TimestampAndOffset
 from .files import parse_partition_dir_name
 from .leader_epoch import LeaderEpochFileCache
-from .loader import load_clean
+from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
 from .log_segments import LogSegments
 from .log_validator import (
@@ -84,6 +85,7 @@ class Log(LogRetention):
         partition = parse_partition_dir_name(self.dir.name)
         self.topic, self.partition = partition.topic, partition.partition
         self._closed = False
+        self._tracks_marker = False  # set by open(): close() then writes the clean marker
 
     # --- opening ---
     @classmethod
@@ -94,33 +96,44 @@ class Log(LogRetention):
         clock: Clock | None = None,
         *,
         topic_id: str | None = None,
+        load: LoadOptions | None = None,
     ) -> Log:
-        """Create the partition directory, or load it as after a clean shutdown.
+        """Create the partition directory, or load the log it holds (recovery.md).
 
-        The directory's name must be ``<topic>-<partition>``; the offset checkpoints live
-        in its parent, the log directory. ``topic_id`` (Kafka's Uuid text) is written to
+        The directory's name must be ``<topic>-<partition>``; the offset checkpoints and the
+        clean-shutdown marker live in its parent, the log directory. Unless ``load`` says
+        whether the last shutdown was clean, the marker decides (LOAD-1, LOAD-2) and
+        ``close()`` writes it back (LOAD-3). ``topic_id`` (Kafka's Uuid text) is written to
         ``partition.metadata`` if that file is missing and must match it otherwise
         (``inconsistent_topic_id``).
         """
         dir = Path(dir)
         config = config or LogConfig()
         clock = clock or SystemClock()
-        tp = parse_partition_dir_name(dir.name)
+        load = load or LoadOptions()
+        parse_partition_dir_name(dir.name)  # DIR-3: refuse a bad name before creating it
         dir.mkdir(parents=True, exist_ok=True)
+        tracks_marker = load.had_clean_shutdown is None
+        had_clean_shutdown = (
+            LOG_DIRS.opening(dir.parent) if tracks_marker else load.had_clean_shutdown
+        )
+        try:
+            log = cls._load(dir, config, clock, topic_id, load, had_clean_shutdown)
+        except BaseException:
+            if tracks_marker:
+                LOG_DIRS.closed(dir.parent, clean=False)  # a failed load: next start unclean
+            raise
+        log._tracks_marker = tracks_marker
+        return log
+
+    @classmethod
+    def _load(cls, dir, config, clock, topic_id, load, had_clean_shutdown) -> Log:
         topic_id = ckpt.initialize_topic_id(dir / ckpt.PARTITION_METADATA, topic_id)
         scheduler = Scheduler(clock)
         cache = LeaderEpochFileCache(dir / ckpt.LEADER_EPOCH_CHECKPOINT)
         segments = LogSegments()
-        loaded = load_clean(
-            dir,
-            config,
-            clock,
-            segments,
-            log_start_offset_checkpoint=ckpt.read_offsets_or_empty(
-                dir.parent / ckpt.LOG_START_OFFSET_CHECKPOINT
-            ).get((tp.topic, tp.partition), 0),
-            leader_epoch_cache=cache,
-            scheduler=scheduler,
+        loaded = load_partition(
+            dir, config, clock, scheduler, segments, cache, load, had_clean_shutdown
         )
         local_log = LocalLog(
             dir,
@@ -419,9 +432,10 @@ class Log(LogRetention):
 
     # --- closing ---
     def close(self) -> None:
-        """FLUSH-7 to FLUSH-10: a clean shutdown of this log: flush everything (the empty active segment
-        included), close every segment (final time-index entries, trims, fsync), write the
-        checkpoints; deletions not yet due are dropped, as Kafka's scheduler drops them."""
+        """FLUSH-7 to FLUSH-10, LOAD-3: a clean shutdown of this log: flush everything (the empty
+        active segment included), close every segment (final time-index entries, trims, fsync),
+        write the checkpoints, then the log directory's clean-shutdown marker (once its last
+        open log closes); deletions not yet due are dropped, as Kafka's scheduler drops them."""
         self._begin()
         # SEAM(producer state): a snapshot at the LEO
         self._flush(self.log_end_offset, including_offset=True)
@@ -429,13 +443,25 @@ class Log(LogRetention):
         self._write_checkpoints()
         self.scheduler.shutdown()
         self._closed = True
+        if self._tracks_marker:
+            LOG_DIRS.closed(self.dir.parent, clean=True)
 
     def close_handlers(self) -> None:
         """MODEL-12: close every file without writing (an offline log directory); any later
-        operation is ``log_closed``."""
+        operation is ``log_closed``. The directory gets no clean-shutdown marker."""
+        if self._closed:
+            return
         self.local_log.close_handlers()
         self.scheduler.shutdown()
         self._closed = True
+        if self._tracks_marker:
+            LOG_DIRS.closed(self.dir.parent, clean=False)
+
+    def crash(self) -> None:
+        """A process crash, for tests and the conformance testee (LOAD-3): every file is
+        closed without a flush, trim or final index entry, and no checkpoint or marker is
+        written; pending deletions are lost. Bytes already written stay, as after a kill."""
+        self.close_handlers()
 
     @property
     def closed(self) -> bool:

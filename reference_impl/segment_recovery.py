@@ -9,10 +9,15 @@ are not parsed; a batch is valid when its framing, size and CRC are.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from .errors import CorruptRecordError
 from .index import TimestampOffset
+
+PARTIAL_BATCH = "partial_batch"  # the bytes after the last whole entry are a partial one
+ZERO_TAIL = "zero_tail"  # ... or zeros (a preallocated file, RECOV-3)
+_CHUNK = 1 << 20
 
 if TYPE_CHECKING:
     from .leader_epoch import LeaderEpochFileCache
@@ -20,7 +25,9 @@ if TYPE_CHECKING:
 
 
 def recover_segment(
-    segment: LogSegment, leader_epoch_cache: LeaderEpochFileCache | None = None
+    segment: LogSegment,
+    leader_epoch_cache: LeaderEpochFileCache | None = None,
+    before_truncate: Callable[[int, str | None], None] | None = None,
 ) -> int:
     """INDEX-8: rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
     batch; returns the number of bytes truncated.
@@ -31,12 +38,16 @@ def recover_segment(
     than ``index.interval.bytes`` lie between this batch and the last indexed one),
     so a rebuilt index can differ from the one appends made. v2 batches with a newer
     leader epoch than the cache's latest add an epoch entry.
+
+    ``before_truncate(position, why)``, when given, is called before bytes are cut: ``why``
+    is the category of the entry that failed, or ``partial_batch``/``zero_tail``.
     """
     segment.offset_index.reset()
     segment.time_index.reset()
     segment.txn_index.reset()
     valid_bytes = 0
     last_index_entry = 0
+    failure: str | None = None
     segment.max_timestamp_and_offset_so_far = None
     try:
         for batch in segment.log.batches():
@@ -60,9 +71,12 @@ def recover_segment(
                     leader_epoch_cache.assign(epoch, batch.base_offset)
             # SEAM(producer state): Kafka's updateProducerState(batch) goes here; it also
             # appends the aborted transactions to the txn index
-    except CorruptRecordError:
-        pass  # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
+    except CorruptRecordError as exc:
+        # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
+        failure = exc.category.value
     truncated = segment.log.size - valid_bytes
+    if truncated and before_truncate is not None:
+        before_truncate(valid_bytes, failure or _tail_kind(segment, valid_bytes))
     segment.log.truncate_to(valid_bytes)
     if truncated:
         segment.log.set_last_modified(segment.clock.milliseconds())
@@ -73,3 +87,15 @@ def recover_segment(
     )
     segment.time_index.trim_to_valid_size()
     return truncated
+
+
+def _tail_kind(segment: LogSegment, position: int) -> str:
+    """What the bytes after the last whole entry are, when the scan stopped quietly; read in
+    chunks, as a preallocated tail can be a whole segment's worth of zeros."""
+    end = segment.log.size
+    while position < end:
+        chunk = segment.log.slice(position, min(_CHUNK, end - position)).read_bytes()
+        if chunk.strip(b"\0"):
+            return PARTIAL_BATCH
+        position += len(chunk)
+    return ZERO_TAIL
