@@ -41,6 +41,7 @@ class LogConfig:
             "index_interval_bytes": 0,
             "max_message_bytes": 0,
             "flush_messages": 1,
+            "retention_ms": -1,  # -1: no time limit (MODEL-8 Table 1)
             "file_delete_delay_ms": 0,
         }
         for name, minimum in minimums.items():
