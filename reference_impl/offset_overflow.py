@@ -29,7 +29,7 @@ CHUNK_BUFFER_BYTES = 1024 * 1024  # appendChunkFromFile's read buffer
 
 def split_overflowed_segment(
     segment: LogSegment,
-    error: KafkaLogError,
+    error: KafkaLogError | None,
     segments: LogSegments,
     dir: Path,
     config: LogConfig,
@@ -37,19 +37,20 @@ def split_overflowed_segment(
     scheduler: Scheduler,
     observer: LoadObserver,
 ) -> list[LogSegment]:
-    """RECOV-10: replace ``segment`` by segments starting at the first batch that no longer
+    """RECOV-10: replace ``segment`` (whose recovery raised ``error``) by segments starting at the first batch that no longer
     fits the previous one; their sizes add up to the original's.
 
     A segment whose next offset does fit its base cannot be split (Kafka's ``require``
     fails): the load stops with the ``offset_overflow`` error that started it. So does
     a segment with bytes after its last whole batch (the sizes differ)."""
     if not segment.log.file.name.endswith(LOG_FILE_SUFFIX) or not segment.has_overflow():
+        found = f"{error.message}; " if error is not None else ""
         raise KafkaLogError(
             Category.OFFSET_OVERFLOW,
-            f"{error.message}; the segment cannot be split, as its next offset "
+            f"{found}the segment cannot be split, as its next offset "
             f"{segment.read_next_offset()} fits its base offset {segment.base_offset}",
             file=str(segment.log.file),
-            offset=error.offset,
+            offset=None if error is None else error.offset,
         )
     new_segments: list[LogSegment] = []
     try:
