@@ -1,0 +1,76 @@
+"""benchmarks/run --quick: every figure is printed and its JSON is written in the documented
+shape (benchmarks/README.md). Timings are never asserted: figures are judged by the
+benchmarks themselves, against baselines measured in the same run."""
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+REPO = Path(__file__).resolve().parent.parent
+RUN = REPO / "benchmarks" / "run"
+STATUSES = {"PASS", "MISS", "INFO", "SKIP", "ERROR"}
+FIGURE_KEYS = {
+    "schema", "name", "title", "unit", "ours", "ours_label", "baseline", "baseline_label",
+    "ratio", "target", "higher_is_better", "status", "note", "details", "run",
+}  # fmt: skip
+RUN_KEYS = {"timestamp", "commit", "mode", "size_bytes", "repeats", "record_shape", "cpus"}
+
+
+@pytest.fixture(scope="module")
+def quick_run(tmp_path_factory):
+    out = tmp_path_factory.mktemp("results")
+    scratch = tmp_path_factory.mktemp("scratch")
+    names = subprocess.run(
+        [sys.executable, str(RUN), "--list"], capture_output=True, text=True, check=True
+    ).stdout.split()
+    result = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--out", str(out), "--tmp", str(scratch)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    return names, result, out, scratch
+
+
+def test_lists_the_seven_deliverables_figures(quick_run):
+    names = quick_run[0]
+    for prefix in ("verify-16k", "verify-1k", "decode-none", "append", "recover",
+                   "conformance", "memory-verify", "memory-dump", "memory-recover"):  # fmt: skip
+        assert prefix in names
+    assert {"decode-gzip", "decode-snappy", "decode-lz4", "decode-zstd"} <= set(names)
+
+
+def test_quick_run_prints_one_line_per_figure(quick_run):
+    names, result, _, _ = quick_run
+    assert result.returncode == 0, result.stderr
+    lines = {line.split()[0]: line for line in result.stdout.splitlines()[1:-1]}
+    assert sorted(lines) == sorted(names)
+    for line in lines.values():
+        assert re.search(r" (PASS|MISS|INFO|SKIP)\b", line), line
+        assert (
+            " ours " in line and " baseline " in line and " ratio " in line and " target " in line
+        )
+        assert "ERROR" not in line, line
+
+
+def test_quick_run_writes_a_json_file_per_figure_and_a_summary(quick_run):
+    names, _, out, _ = quick_run
+    for name in names:
+        data = json.loads((out / f"{name}.json").read_text())
+        assert set(data) >= FIGURE_KEYS, name
+        assert data["name"] == name and data["schema"] == 1
+        assert data["status"] in STATUSES
+        assert set(data["run"]) >= RUN_KEYS and data["run"]["mode"] == "quick"
+        if data["status"] in ("PASS", "MISS"):
+            assert isinstance(data["ours"], float) and isinstance(data["baseline"], float)
+            assert data["target"]["on"] in ("ratio", "ours") and data["target"]["text"]
+    latest = json.loads((out / "latest.json").read_text())
+    assert latest["schema"] == 1 and set(latest["run"]) >= RUN_KEYS
+    assert [figure["name"] for figure in latest["figures"]] == names
+
+
+def test_generated_data_is_removed(quick_run):
+    scratch = quick_run[3]
+    assert list(scratch.iterdir()) == []
