@@ -1,0 +1,196 @@
+"""The spec pages in the site: included from ``spec/`` (never copied), with links that work.
+
+* ``spec/**/*.md`` join the build as ``spec/...`` pages (``spec/README.md`` is ``/spec/``).
+* Every requirement item (``- **ROLL-3** MUST: ...``) gets the anchor ``id="ROLL-3"``, so
+  ``/spec/behaviour/roll/#ROLL-3`` is stable, and a permalink on its bold ID.
+* A requirement ID cited in prose or tables, on any page, links to its definition.
+* A relative link is resolved against the file's place in the *repository* (as on GitHub),
+  then made relative to the page's place in the *site*: ``../spec/behaviour/kafka-tests.md``
+  from ``docs/kafka-test-map.md`` works in both. ``spec/requirements.yaml`` leads to the
+  requirement table.
+"""
+
+from __future__ import annotations
+
+import posixpath
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+import yaml
+
+ID_RE = r"[A-Z]+(?:-[A-Z]+)?-\d+"
+# a requirement item or paragraph: its bold ID, then its level (spec/README.md §1.4)
+REQUIREMENT_LINE = re.compile(
+    rf"^(?P<lead>\s*(?:[-*+]\s+|\d+\.\s+)?)\*\*(?P<id>{ID_RE})\*\*(?P<rest>\s+(?:MUST|SHOULD|MAY)\b)",
+    re.M,
+)
+FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
+# inline code, links/images (text and target), raw HTML tags, autolinks: never touched
+PROTECTED = re.compile(r"`+[^`]*`+|!?\[[^\]]*\]\([^)]*\)|<a\b[^>]*>.*?</a>|<[^>\n]+>")
+MD_LINK = re.compile(r"(?P<pre>!?\[[^\]]*\]\()(?P<target>[^)\s]+)(?P<post>(?:\s+\"[^\"]*\")?\))")
+
+# Where repository paths land in the site (None: not in the site).
+REQUIREMENTS_YAML = "spec/requirements.yaml"
+
+
+@dataclass(frozen=True)
+class Requirement:
+    id: str
+    level: str
+    page: str  # relative to spec/
+    rule: str
+    source: str
+
+    @property
+    def site_page(self) -> str:
+        return f"spec/{self.page}"
+
+
+def load_requirements(repo: Path) -> list[Requirement]:
+    data = yaml.safe_load((repo / REQUIREMENTS_YAML).read_text(encoding="utf-8"))
+    return [
+        Requirement(r["id"], r["level"], r["page"], str(r["rule"]), str(r.get("source", "")))
+        for r in data["requirements"]
+    ]
+
+
+def spec_markdown_files(repo: Path) -> list[str]:
+    """Repository-relative paths of the spec pages, ``spec/README.md`` first."""
+    spec = repo / "spec"
+    paths = sorted(p.relative_to(repo).as_posix() for p in spec.rglob("*.md"))
+    return sorted(paths, key=lambda p: p != "spec/README.md")
+
+
+def spec_nav(repo: Path) -> list:
+    """The Specification section: the overview, then formats and behaviour in the order of
+    spec/README.md's page table; pages the table does not list follow, by name."""
+    readme = (repo / "spec" / "README.md").read_text(encoding="utf-8")
+    order = [m.group(1) for m in re.finditer(r"^\| \[[^\]]*\]\(([^)#]+\.md)\)", readme, re.M)]
+    sections: dict[str, list[str]] = {"formats": [], "behaviour": []}
+    others: list[str] = []
+    pages = [p.removeprefix("spec/") for p in spec_markdown_files(repo)]
+    ranked = sorted(
+        (p for p in pages if p != "README.md"),
+        key=lambda p: (order.index(p) if p in order else len(order), p),
+    )
+    for page in ranked:
+        top = page.split("/", 1)[0] if "/" in page else ""
+        (sections.get(top, others)).append(f"spec/{page}")
+    nav: list = [{"Overview": "spec/README.md"}]
+    if sections["formats"]:
+        nav.append({"File formats": sections["formats"]})
+    if sections["behaviour"]:
+        nav.append({"Behaviour": sections["behaviour"]})
+    nav.extend(others)
+    return nav
+
+
+def site_path_of(repo_path: str, docs_dir: str, site_files: set[str]) -> str | None:
+    """The site's ``src_uri`` for a repository path, or None when it is not in the site."""
+    if repo_path == REQUIREMENTS_YAML:
+        return "requirements.md"
+    if repo_path.startswith(docs_dir + "/"):
+        candidate = repo_path[len(docs_dir) + 1 :]
+    elif repo_path.startswith("spec/"):
+        candidate = repo_path
+    else:
+        return None
+    return candidate if candidate in site_files else None
+
+
+def rewrite_links(
+    markdown: str, page_repo_path: str, page_site_path: str, docs_dir: str, site_files: set[str]
+) -> str:
+    """Resolve relative links as GitHub would (from the file's repository path) and point them
+    at the same file in the site; links to repository files outside the site become code."""
+
+    def fix(m: re.Match) -> str:
+        target = m.group("target")
+        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith(("#", "/")):
+            return m.group(0)
+        path, _, anchor = target.partition("#")
+        repo_path = posixpath.normpath(posixpath.join(posixpath.dirname(page_repo_path), path))
+        site = site_path_of(repo_path, docs_dir, site_files)
+        if site is None:
+            if path.endswith(".md") or path.endswith(".yaml"):
+                # a repository file the site does not hold: keep the name, drop the link
+                text = m.group("pre")[1:-2] if not m.group("pre").startswith("!") else ""
+                return f"{text} (`{repo_path}`)" if text else f"`{repo_path}`"
+            return m.group(0)
+        rel = posixpath.relpath(site, posixpath.dirname(page_site_path) or ".")
+        return f"{m.group('pre')}{rel}{'#' + anchor if anchor else ''}{m.group('post')}"
+
+    return _outside_code(markdown, lambda text: MD_LINK.sub(fix, text))
+
+
+def _outside_code(markdown: str, transform, *, skip_headings: bool = False) -> str:
+    """Apply ``transform`` to the text outside fenced code blocks (and headings)."""
+    out: list[str] = []
+    chunk: list[str] = []
+    fence: str | None = None
+
+    def flush() -> None:
+        if chunk:
+            out.append(transform("".join(chunk)))
+            chunk.clear()
+
+    for line in markdown.splitlines(keepends=True):
+        m = FENCE.match(line)
+        if fence is None and m:
+            flush()
+            fence = m.group(2)[0] * len(m.group(2))
+            out.append(line)
+        elif fence is not None:
+            out.append(line)
+            if m and m.group(2).startswith(fence):
+                fence = None
+        elif skip_headings and line.lstrip().startswith("#"):
+            flush()
+            out.append(line)
+        else:
+            chunk.append(line)
+    flush()
+    return "".join(out)
+
+
+def anchor_requirements(markdown: str) -> str:
+    """``- **ROLL-3** MUST:`` -> an item whose bold ID carries ``id="ROLL-3"`` and links to
+    itself."""
+
+    def anchor(m: re.Match) -> str:
+        rid = m.group("id")
+        return (
+            f'{m.group("lead")}<a id="{rid}" class="klog-req" href="#{rid}" '
+            f'title="Permalink to {rid}"><strong>{rid}</strong></a>{m.group("rest")}'
+        )
+
+    return _outside_code(markdown, lambda text: REQUIREMENT_LINE.sub(anchor, text))
+
+
+def link_citations(markdown: str, page_site_path: str, pages_by_id: dict[str, str]) -> str:
+    """Every cited requirement ID (``(BATCH-3)``, table cells) links to its definition; code,
+    links, raw HTML and headings are left alone."""
+    pattern = re.compile(rf"(?<![\w\-#/]){ID_RE}(?![\w\-])")
+    here = posixpath.dirname(page_site_path) or "."
+
+    def link(m: re.Match) -> str:
+        rid = m.group(0)
+        page = pages_by_id.get(rid)
+        if page is None:
+            return rid
+        if page == page_site_path:
+            return f"[{rid}](#{rid})"
+        return f"[{rid}]({posixpath.relpath(page, here)}#{rid})"
+
+    def transform(text: str) -> str:
+        pieces: list[str] = []
+        last = 0
+        for m in PROTECTED.finditer(text):
+            pieces.append(pattern.sub(link, text[last : m.start()]))
+            pieces.append(m.group(0))
+            last = m.end()
+        pieces.append(pattern.sub(link, text[last:]))
+        return "".join(pieces)
+
+    return _outside_code(markdown, transform, skip_headings=True)
