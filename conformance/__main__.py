@@ -3,7 +3,7 @@ package without the installed ``klogspec`` script."""
 
 import click
 
-from .cli import testee
+from .cli import conformance, testee
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -12,6 +12,7 @@ def main() -> None:
 
 
 main.add_command(testee)
+main.add_command(conformance)
 
 if __name__ == "__main__":
     main()

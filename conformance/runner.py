@@ -1,0 +1,608 @@
+"""Run one scenario against one testee and judge what it did.
+
+Each step is sent to the testee (``Driver``) or done by the harness (clock, damage,
+mtimes, file inspection); its response is checked against the step's ``expect``. At
+the end the testee's directory is checked against the index invariants and, when
+goldens are given, against the reference's run of the same scenario: every response,
+and the files, byte for byte where the spec fixes the bytes (``.log`` files and the
+checkpoint files) and by their entries where it does not (index files: placement and
+preallocation are SHOULD, index.md).
+
+A failure carries a category (how it failed) and the requirement IDs it breaks (the
+step's ``reqs``, else the scenario's, or the specific rule of an invariant). A testee
+that crashes, hangs or breaks the protocol ends the scenario with that category.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import os
+import shutil
+import tempfile
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.files import parse_partition_dir_name
+from reference_impl.records import iter_batches
+
+from . import disk
+from .batches import build_all
+from .scenarios import LEVEL_ORDER, Scenario, load_requirements
+from .transport import Driver, Response, TesteeFailure
+
+DEFAULT_MAX_BYTES = 1 << 20
+SEGMENT_INDEX_KINDS = ("index", "timeindex")
+ROOT_CHECKPOINTS = {
+    "recovery-point-offset-checkpoint": ["CKPT-B-5"],
+    "log-start-offset-checkpoint": ["CKPT-B-6"],
+}
+OP_KEYS = (
+    "open", "append", "read", "roll", "flush", "truncate_to", "truncate_fully_and_start_at",
+    "delete_segments_before", "delete_old_segments", "fetch_offset_by_timestamp", "state",
+    "close", "crash",
+)  # fmt: skip
+HARNESS_KEYS = ("clock", "damage", "set_mtime", "files")
+
+
+def fast_tmp() -> str | None:
+    """Scratch space in memory when there is some (fsync is cheap there)."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
+
+
+def level_of(requirements: list[str]) -> str:
+    levels = load_requirements()
+    found = [levels[r]["level"] for r in requirements if r in levels]
+    return min(found, key=LEVEL_ORDER.__getitem__) if found else "MUST"
+
+
+@dataclass
+class Failure:
+    category: str
+    message: str
+    requirements: list[str]
+    step: int | None = None
+
+    @property
+    def level(self) -> str:
+        return level_of(self.requirements)
+
+    def to_data(self) -> dict:
+        return {
+            "category": self.category,
+            "message": self.message,
+            "requirements": self.requirements,
+            "level": self.level,
+            "step": self.step,
+        }
+
+
+@dataclass
+class Result:
+    scenario: Scenario
+    status: str  # passed | failed | skipped
+    failures: list[Failure] = field(default_factory=list)
+    skip_reason: str | None = None
+    duration_s: float = 0.0
+    responses: list[dict] = field(default_factory=list)
+    final_files: dict[str, bytes] | None = None
+    corrupt_files: dict[str, bytes] | None = None
+    closed: bool = False
+
+    @property
+    def failed_requirements(self) -> list[str]:
+        return sorted({r for f in self.failures for r in f.requirements})
+
+    @property
+    def level(self) -> str:
+        """The level of the failure: MUST when any failed check is a MUST."""
+        if not self.failures:
+            return self.scenario.level
+        return min((f.level for f in self.failures), key=LEVEL_ORDER.__getitem__)
+
+    @property
+    def category(self) -> str | None:
+        return self.failures[0].category if self.failures else None
+
+
+def _norm(op: str, response: Response) -> dict:
+    if response.ok:
+        return {"op": op, "ok": True, "result": response.result}
+    return {"op": op, "ok": False, "code": response.code}
+
+
+class _Abort(Exception):
+    pass
+
+
+class Run:
+    """One scenario on one driver."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        driver: Driver,
+        workdir: Path,
+        golden: dict | None,
+        features: set[str],
+    ):
+        self.s = scenario
+        self.driver = driver
+        self.root = workdir / "logs"
+        self.pdir = self.root / scenario.partition
+        self.golden = golden
+        self.features = features
+        self.now = scenario.start_ms
+        self.config = dict(scenario.config)
+        self.failures: list[Failure] = []
+        self.responses: list[dict] = []
+        self.log_open = False
+        self.closed = False
+        self.crashed = False
+        self.corrupt_files: dict[str, bytes] | None = None
+        self.step_index: int | None = None
+        parsed = parse_partition_dir_name(scenario.partition)
+        self.topic, self.partition_number = parsed.topic, parsed.partition
+
+    # --- helpers ---
+    def fail(self, category: str, message: str, reqs: list[str] | None = None) -> None:
+        self.failures.append(
+            Failure(category, message, sorted(reqs or self.s.requirements), self.step_index)
+        )
+
+    def reqs(self, step: dict) -> list[str]:
+        return list(step.get("reqs") or self.s.requirements)
+
+    def send(self, op: str, args: dict) -> Response:
+        response = self.driver.request(op, args, self.now)
+        self.responses.append({"step": self.step_index, **_norm(op, response)})
+        return response
+
+    # --- the run ---
+    def run(self) -> None:
+        self.root.mkdir(parents=True, exist_ok=True)
+        if self.s.open:
+            self.step_index = -1
+            self.do_open({}, {}, self.s.requirements)
+        for i, step in enumerate(self.s.steps):
+            self.step_index = i
+            self.do_step(step)
+        self.step_index = None
+        self.final_checks()
+
+    def do_step(self, step: dict) -> None:
+        expect = step.get("expect") or {}
+        reqs = self.reqs(step)
+        if "clock" in step:
+            self.now = step["clock"].get("set", self.now + step["clock"].get("advance", 0))
+        elif "damage" in step:
+            for damage in step["damage"]:
+                apply_damage(self.root, self.pdir, damage)
+            if self.corrupt_files is None:
+                self.corrupt_files = disk.snapshot(self.root)
+        elif "set_mtime" in step:
+            ns = step["set_mtime"]["ms"] * 1_000_000
+            os.utime(self._path(step["set_mtime"]["file"]), ns=(ns, ns))
+        elif "files" in step:
+            for problem in disk.check_files(
+                step["files"], self.root, self.s.partition, self.topic, self.partition_number
+            ):
+                self.fail("files", problem, reqs)
+        elif "open" in step:
+            self.do_open(step["open"] or {}, expect, reqs)
+        elif "crash" in step:
+            self.driver.crash(self.now)
+            self.responses.append(
+                {"step": self.step_index, "op": "crash", "ok": True, "result": {}}
+            )
+            self.log_open, self.crashed, self.closed = False, True, False
+        else:
+            op = next(k for k in OP_KEYS if k in step)
+            self.do_op(op, step[op] or {}, expect, reqs)
+
+    def _path(self, name: str) -> Path:
+        return (
+            self.root / name[3:] if name.startswith("../") else self.pdir / disk.expand_name(name)
+        )
+
+    def do_open(self, args: dict, expect: dict, reqs: list[str]) -> None:
+        config = (
+            dict(args.get("config") or {})
+            if args.get("replace_config")
+            else {**self.s.config, **(args.get("config") or {})}
+        )
+        wire = {"dir": str(self.pdir), "config": config}
+        topic_id = args.get("topic_id", self.s.topic_id)
+        if topic_id is not None:
+            wire["topic_id"] = topic_id
+        response = self.check_response("open", wire, expect, reqs)
+        if response.ok:
+            self.config = config
+            self.log_open, self.closed, self.crashed = True, False, False
+
+    def do_op(self, op: str, args: dict, expect: dict, reqs: list[str]) -> None:
+        if op == "append":
+            specs = [args["batch"]] if "batch" in args else list(args.get("batches", ()))
+            times = args.get("times", 1)
+            for k in range(times):
+                wire = {
+                    "batches": [
+                        base64.b64encode(b).decode("ascii") for b in build_all(specs, self.now)
+                    ],
+                    "assign_offsets": not args.get("follower", False),
+                    "leader_epoch": args.get("leader_epoch", 0),
+                }
+                response = self.check_response(op, wire, expect if k == times - 1 else {}, reqs)
+            return
+        if op == "read":
+            args = {
+                "start_offset": args["start_offset"],
+                "max_bytes": args.get("max_bytes", DEFAULT_MAX_BYTES),
+                "max_offset": args.get("max_offset"),
+                "min_one_message": args.get("min_one_message", False),
+            }
+        response = self.check_response(op, args, expect, reqs)
+        if op == "close" and response.ok:
+            self.log_open, self.closed = False, True
+
+    # --- checking a response ---
+    def check_response(self, op: str, args: dict, expect: dict, reqs: list[str]) -> Response:
+        before = self._observe() if expect.get("unchanged") else None
+        response = self.send(op, args)
+        problems_before = len(self.failures)
+        wanted = expect.get("error")
+        if wanted is not None:
+            if response.ok:
+                self.fail("missing_error", f"{op}: succeeded, expected {wanted}", reqs)
+            elif response.code != wanted:
+                self.fail(
+                    "wrong_error", f"{op}: refused with {response.code}, expected {wanted}", reqs
+                )
+        elif not response.ok:
+            self.fail(
+                f"unexpected_error:{response.code}",
+                f"{op}: refused with {response.code} ({response.message[:200]})",
+                reqs,
+            )
+        else:
+            for key, want in expect.items():
+                if key in ("unchanged", "error"):
+                    continue
+                have = self._actual(op, key, response.result)
+                if have != want:
+                    self.fail("wrong_result", f"{op}: {key} is {have}, expected {want}", reqs)
+        if response.ok and op in ("open", "state"):
+            self._state_rules(response.result)
+        if before is not None:
+            after = self._observe()
+            if after != before:
+                changed = sorted(
+                    k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
+                )
+                what = f"files {changed}" if changed else f"state {before[1]} -> {after[1]}"
+                self.fail(
+                    "changed",
+                    f"{op}: a refused operation changed {what}",
+                    sorted(set(reqs) | {"MODEL-11"}),
+                )
+        if self.golden is not None and len(self.failures) == problems_before:
+            self._compare_response(op, response, reqs)
+        return response
+
+    def _observe(self) -> tuple[dict, dict | None]:
+        files = disk.snapshot(self.root)
+        state = None
+        if self.log_open:
+            response = self.driver.request("state", {}, self.now)
+            state = response.result if response.ok else {"error": response.code}
+        return files, state
+
+    def _actual(self, op: str, key: str, result: dict):
+        if key == "segments":
+            return [[s["base_offset"], s["size_bytes"]] for s in result.get("segments", ())]
+        if key == "segment_bases":
+            return [s["base_offset"] for s in result.get("segments", ())]
+        if key == "fetch_offset_metadata":
+            m = result["fetch_offset_metadata"]
+            return [
+                m["message_offset"],
+                m["segment_base_offset"],
+                m["relative_position_in_segment"],
+            ]
+        if op == "read" and key in (
+            "batches",
+            "offsets",
+            "size",
+            "empty",
+            "epochs",
+            "max_timestamps",
+            "crc_valid",
+        ):
+            data = base64.b64decode(result["data"])
+            if key == "size":
+                return len(data)
+            if key == "empty":
+                return not data and not result["first_entry_incomplete"]
+            try:
+                batches = list(iter_batches(data))
+            except KafkaLogError as exc:
+                return f"undecodable ({exc.category.value})"
+            if key == "batches":
+                return [[b.base_offset, b.last_offset] for b in batches]
+            if key == "epochs":
+                return [getattr(b, "partition_leader_epoch", -1) for b in batches]
+            if key == "max_timestamps":
+                return [b.max_timestamp for b in batches]
+            if key == "crc_valid":
+                return all(b.is_valid for b in batches)
+            return [r.offset for b in batches for r in b.records()]
+        return result.get(key, "<absent>")
+
+    def _state_rules(self, state: dict) -> None:
+        if state["recovery_point"] > state["log_end_offset"]:
+            self.fail(
+                "invariant",
+                f"recovery point {state['recovery_point']} above the LEO {state['log_end_offset']}",
+                ["MODEL-4"],
+            )
+        bases = [s["base_offset"] for s in state["segments"]]
+        if bases != sorted(set(bases)):
+            self.fail(
+                "invariant", f"segment base offsets {bases} do not strictly increase", ["MODEL-1"]
+            )
+        limit = self.config.get("segment_bytes")
+        if limit is not None:
+            for s in state["segments"]:
+                if s["size_bytes"] > limit:
+                    self.fail(
+                        "invariant",
+                        f"segment {s['base_offset']} holds {s['size_bytes']} bytes, above segment_bytes {limit}",
+                        ["ROLL-21"],
+                    )
+
+    def _compare_response(self, op: str, response: Response, reqs: list[str]) -> None:
+        index = len(self.responses) - 1
+        golden = self.golden.get("responses", [])
+        if index >= len(golden):
+            return
+        want, have = golden[index], self.responses[index]
+        if want["op"] != op:
+            return  # the scenario changed since the goldens were made
+        if want["ok"] != have["ok"] or want.get("code") != have.get("code"):
+            got = "success" if have["ok"] else have["code"]
+            wanted = "success" if want["ok"] else want["code"]
+            self.fail("golden_response", f"{op}: {got}, the reference gives {wanted}", reqs)
+            return
+        if not want["ok"]:
+            return
+        for key, value in want["result"].items():
+            if key not in have["result"]:
+                continue  # optional fields of the result
+            if op == "append" and key == "first_offset" and value == -1:
+                continue
+            if have["result"][key] != value:
+                self.fail(
+                    "golden_response",
+                    f"{op}: {key} is {_short(have['result'][key])}, the reference gives {_short(value)}",
+                    reqs,
+                )
+
+    # --- the end ---
+    def final_checks(self) -> None:
+        files = disk.snapshot(self.root)
+        partition_files = {
+            name.partition("/")[2]: data
+            for name, data in files.items()
+            if name.startswith(self.s.partition + "/")
+        }
+        if self.log_open or self.closed:
+            for reqs, problem in disk.invariants(partition_files, self.config, self.closed):
+                self.fail("invariant", problem, reqs)
+        if self.golden is not None:
+            self._compare_files(files)
+
+    def _compare_files(self, files: dict[str, bytes]) -> None:
+        golden = self.golden.get("files", {})
+        names = sorted(set(golden) | set(files))
+        recovered = any("crash" in s or "damage" in s for s in self.s.steps)
+        for name in names:
+            base, kind, marker = disk.segment_file(name)
+            fixed = name.rpartition("/")[2]
+            if kind == "snapshot":
+                continue  # producer state: outside this model (model.md §4)
+            if fixed in ROOT_CHECKPOINTS and not self.closed:
+                continue  # written when the log chooses, until close (CKPT-B-7)
+            if (
+                fixed == "leader-epoch-checkpoint"
+                and "leader_epoch_checkpoint" not in self.features
+            ):
+                continue
+            reqs = self._file_reqs(fixed, kind, marker)
+            want, have = golden.get(name), files.get(name)
+            if want is None or have is None:
+                where = "is missing" if have is None else "should not exist"
+                category = (
+                    "golden_index"
+                    if kind in SEGMENT_INDEX_KINDS + ("txnindex",) and not marker
+                    else "golden_files"
+                )
+                self.fail(
+                    category,
+                    f"{name} {where} (the reference's run {'has' if have is None else 'has no'} it)",
+                    reqs,
+                )
+                continue
+            if hashlib.sha256(have).hexdigest() == want["sha256"]:
+                continue
+            view = disk.decode(name, have)
+            if kind in SEGMENT_INDEX_KINDS:
+                if view["entries"] != want["decoded"]["entries"]:
+                    placement = ["INDEX-8"] if recovered else ["INDEX-7"]
+                    self.fail(
+                        "golden_index",
+                        f"{name}: entries {view['entries']}, the reference's {want['decoded']['entries']}",
+                        placement,
+                    )
+                else:
+                    self.fail(
+                        "golden_index",
+                        f"{name}: {len(have)} bytes, the reference's {want['size']} (same entries)",
+                        ["INDEX-2"],
+                    )
+            elif kind == "log":
+                self.fail(
+                    "golden_log",
+                    f"{name}: differs from the reference's: {_log_difference(view, want['decoded'])}",
+                    reqs,
+                )
+            else:
+                shown = have.decode("utf-8", "replace")[:200]
+                self.fail(
+                    "golden_files",
+                    f"{name}: {shown!r} differs from the reference's {chr(10).join(want['decoded'].get('lines', []))!r}",
+                    reqs,
+                )
+
+    def _file_reqs(self, fixed: str, kind: str | None, marker: str) -> list[str]:
+        if marker == ".deleted":
+            return ["RET-13", "RET-14"]
+        if kind in SEGMENT_INDEX_KINDS:
+            return ["ROLL-20"]
+        if kind == "txnindex":
+            return ["INDEX-21"]
+        if fixed in ROOT_CHECKPOINTS:
+            return ROOT_CHECKPOINTS[fixed]
+        if fixed == "leader-epoch-checkpoint":
+            return sorted(set(self.s.requirements) | {"CKPT-B-4"})
+        if fixed == "partition.metadata":
+            return ["CKPT-B-8"]
+        return list(self.s.requirements)
+
+
+def _short(value) -> str:
+    text = repr(value)
+    return text if len(text) < 120 else text[:117] + "..."
+
+
+def _log_difference(view: dict, want: dict) -> str:
+    have_b, want_b = view.get("batches", []), want.get("batches", [])
+    for i, (h, w) in enumerate(zip(have_b, want_b, strict=False)):
+        if h != w:
+            diff = {
+                k: (h.get(k), w.get(k)) for k in sorted(set(h) | set(w)) if h.get(k) != w.get(k)
+            }
+            return f"batch {i}: " + ", ".join(
+                f"{k} {a} (reference {b})" for k, (a, b) in diff.items()
+            )
+    if len(have_b) != len(want_b):
+        return f"{len(have_b)} batches, the reference's {len(want_b)}"
+    return f"{view['size']} bytes, the reference's {want['size']} (tail)"
+
+
+def apply_damage(root: Path, pdir: Path, damage: dict) -> None:
+    """One damage operation of a scenario (schema: #/$defs/damage)."""
+    name = damage["file"]
+    path = root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
+    if damage.get("delete"):
+        path.unlink(missing_ok=True)
+        return
+    if "write_hex" in damage or "write_text" in damage:
+        data = (
+            bytes.fromhex(damage["write_hex"])
+            if "write_hex" in damage
+            else damage["write_text"].encode()
+        )
+        path.write_bytes(data)
+        return
+    data = bytearray(path.read_bytes())
+
+    def at(position: int) -> int:
+        return position if position >= 0 else len(data) + position
+
+    if "truncate_to" in damage:
+        del data[at(damage["truncate_to"]) :]
+    elif "flip_bit" in damage:
+        data[at(damage["flip_bit"]["at"])] ^= 1 << damage["flip_bit"].get("bit", 0)
+    elif "zero" in damage:
+        start = at(damage["zero"]["at"])
+        end = min(len(data), start + damage["zero"]["length"])
+        data[start:end] = bytes(end - start)
+    elif "append_hex" in damage:
+        data += bytes.fromhex(damage["append_hex"])
+    elif "append_zeros" in damage:
+        data += bytes(damage["append_zeros"])
+    path.write_bytes(bytes(data))
+
+
+class Runner:
+    """Runs scenarios on one driver; ``goldens`` maps a scenario ID to its manifest entry."""
+
+    def __init__(
+        self,
+        driver: Driver,
+        goldens: dict | None = None,
+        keep_files: bool = False,
+        workdir: str | None = None,
+    ):
+        self.driver = driver
+        self.goldens = goldens
+        self.keep_files = keep_files
+        self.workdir = Path(tempfile.mkdtemp(prefix="klogspec-", dir=workdir or fast_tmp()))
+        self._features: set[str] | None = None
+        self._hello_failure: TesteeFailure | None = None
+
+    def features(self) -> set[str]:
+        if self._features is None:
+            self._features = self.driver.features
+        return self._features
+
+    def run(self, scenario: Scenario) -> Result:
+        started = time.perf_counter()
+        try:
+            features = self.features()
+        except TesteeFailure as exc:
+            failure = Failure(exc.kind, f"hello: {exc.message}", list(scenario.requirements))
+            return Result(scenario, "failed", [failure], duration_s=time.perf_counter() - started)
+        missing = sorted(scenario.needs - features)
+        if missing:
+            return Result(
+                scenario,
+                "skipped",
+                skip_reason=f"needs {', '.join(missing)} (not claimed in hello)",
+            )
+        workdir = self.workdir / scenario.id
+        shutil.rmtree(workdir, ignore_errors=True)
+        golden = None if self.goldens is None else self.goldens.get(scenario.id)
+        run = Run(scenario, self.driver, workdir, golden, features)
+        try:
+            run.run()
+        except TesteeFailure as exc:
+            detail = f" [{exc.detail[-600:]}]" if exc.detail else ""
+            step = (
+                run.s.steps[run.step_index]
+                if run.step_index is not None and run.step_index >= 0
+                else {}
+            )
+            run.fail(exc.kind, exc.message + detail, run.reqs(step))
+        finally:
+            self.driver.end_scenario(run.now)
+        result = Result(
+            scenario,
+            "failed" if run.failures else "passed",
+            run.failures,
+            duration_s=time.perf_counter() - started,
+            responses=run.responses,
+            corrupt_files=run.corrupt_files,
+            closed=run.closed,
+        )
+        if self.keep_files:
+            result.final_files = disk.snapshot(run.root)
+        shutil.rmtree(workdir, ignore_errors=True)
+        return result
+
+    def close(self) -> None:
+        self.driver.shutdown()
+        shutil.rmtree(self.workdir, ignore_errors=True)
