@@ -42,6 +42,13 @@ def _hooks():
     return gallery, spec_pages
 
 
+def _generated():
+    _hooks()
+    import generated
+
+    return generated
+
+
 # --- the build --------------------------------------------------------------------------------
 
 
@@ -186,6 +193,97 @@ def test_conformance_guide_has_a_live_transcript(site):
     assert "&quot;op&quot;:&quot;hello&quot;" in html or '"op":"hello"' in html
     assert "OFFSET_OUT_OF_RANGE" in html
     assert (site / "schemas" / "protocol.schema.json").is_file()
+
+
+class _Links(HTMLParser):
+    def __init__(self) -> None:
+        super().__init__()
+        self.hrefs: list[str] = []
+
+    def handle_starttag(self, tag, attrs):
+        href = dict(attrs).get("href")
+        if tag == "a" and href:
+            self.hrefs.append(href)
+
+
+def test_internal_links_resolve(site):
+    """Every relative link of every page (those the hook adds to rendered HTML included)
+    reaches a file of the site and, with a fragment, an element with that id."""
+    ids: dict[Path, set[str]] = {}
+    broken = []
+    for page in sorted(site.rglob("*.html")):
+        if page.name == "404.html":
+            continue
+        links = _Links()
+        links.feed(page.read_text(encoding="utf-8"))
+        for href in links.hrefs:
+            if re.match(r"^[a-z][a-z0-9+.-]*:", href) or href.startswith("//"):
+                continue
+            path, _, fragment = href.partition("#")
+            target = (page.parent / path).resolve() if path else page
+            if target.is_dir():
+                target = target / "index.html"
+            if not target.is_file():
+                broken.append(f"{page.relative_to(site)}: {href}")
+                continue
+            if fragment and target.suffix == ".html":
+                if target not in ids:
+                    ids[target] = _parse(target.read_text(encoding="utf-8")).ids
+                if fragment not in ids[target]:
+                    broken.append(f"{page.relative_to(site)}: {href} (no such anchor)")
+    assert not broken, f"{len(broken)} broken links:\n" + "\n".join(broken[:40])
+
+
+def test_benchmarks_page_from_results(tmp_path):
+    """The figures of benchmarks/run (schema 1) become a table and two charts."""
+    generated = _generated()
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    run = {"timestamp": "2026-01-01T00:00:00+00:00", "commit": "0123456789abcdef", "cpus": 2}
+    figures = [
+        {
+            "name": "verify-16k",
+            "title": "Batch-level verify",
+            "unit": "MiB/s",
+            "ours": 1700.0,
+            "baseline": 3100.0,
+            "ratio": 0.55,
+            "ours_label": "verify_segment",
+            "baseline_label": "crc32c",
+            "target": {"on": "ratio", "op": ">=", "value": 0.5, "text": "ratio >= 0.5"},
+            "status": "PASS",
+            "run": run,
+        },
+        {
+            "name": "memory-dump",
+            "title": "Peak RSS of dump",
+            "unit": "MiB",
+            "ours": 27.8,
+            "baseline": 25.8,
+            "ratio": 1.08,
+            "ours_label": "klogspec dump",
+            "baseline_label": "python -c pass",
+            "target": {
+                "on": "ours",
+                "op": "<",
+                "value": 200,
+                "unit": "MiB",
+                "text": "ours < 200 MiB",
+            },
+            "status": "PASS",
+            "run": run,
+        },
+    ]
+    (results / "latest.json").write_text(
+        __import__("json").dumps({"schema": 1, "run": run, "figures": figures})
+    )
+    page = generated.benchmarks_page(tmp_path)
+    assert "Not yet measured" not in page
+    assert "[Batch-level verify](#verify-16k)" in page and "0.55" in page
+    assert page.count('class="klog-chart"') == 2
+    assert "commit `0123456789`" in page
+    empty = generated.benchmarks_page(tmp_path / "nowhere")
+    assert "Not yet measured" in empty
 
 
 def test_link_rewriting():

@@ -173,40 +173,69 @@ def citations(repo: Path, ids: set[str], folder: str) -> dict[str, list[str]]:
     return found
 
 
+def scenario_citations(repo: Path, ids: set[str]) -> dict[str, list[str]]:
+    """For each ID, the conformance scenarios and families (conformance/scenarios/*.yaml)
+    that name it."""
+    import yaml
+
+    pattern = re.compile(r"(?<![\w-])([A-Z]+(?:-[A-Z]+)?-\d+)(?![\w-])")
+    found: dict[str, list[str]] = {}
+    for path in sorted((repo / "conformance" / "scenarios").glob("*.yaml")):
+        data = yaml.safe_load(path.read_text(encoding="utf-8")) or {}
+        for key in ("scenarios", "families"):
+            for entry in data.get(key) or []:
+                if not isinstance(entry, dict) or "id" not in entry:
+                    continue
+                name = str(entry["id"]) + (".*" if key == "families" else "")
+                for rid in sorted(set(pattern.findall(yaml.safe_dump(entry))) & ids):
+                    found.setdefault(rid, []).append(name)
+    return found
+
+
+def _names(items: list[str], limit: int = 3) -> str:
+    """Names one a line (they never break mid-word), at most ``limit`` of them."""
+    shown = "<br>".join(
+        "<code>" + html.escape(item).replace(".", ".<wbr>") + "</code>" for item in items[:limit]
+    )
+    return shown + (f"<br>and {len(items) - limit} more" if len(items) > limit else "")
+
+
 def requirement_table_page(repo: Path, requirements: list[Requirement]) -> str:
     ids = {r.id for r in requirements}
     code = citations(repo, ids, "reference_impl")
     tests = citations(repo, ids, "tests")
-    scenarios = citations(repo, ids, "conformance")
+    scenarios = scenario_citations(repo, ids)
     counts = {
         level: sum(r.level == level for r in requirements) for level in ("MUST", "SHOULD", "MAY")
     }
     out = [
         "---",
-        "hide: [navigation]",
+        "hide: [navigation, toc]",
         "---",
         "",
         "# Requirements",
         "",
         f"All {len(requirements)} requirements of the spec ({counts['MUST']} MUST, "
         f"{counts['SHOULD']} SHOULD, {counts['MAY']} MAY), generated from "
-        "`spec/requirements.yaml` when the site was built. Each ID links to its definition; "
-        "*Reference code* lists the modules of `reference_impl` that cite it, *Conformance* the "
-        "files of `conformance/` that do, and *Tests* how many test files of the project name it.",
+        "`spec/requirements.yaml` when the site was built. Each ID links to its definition. "
+        "*Scenarios* are the conformance scenarios (`.*`: families of them) that check it, "
+        "*Reference code* the modules of `reference_impl` that cite it, and *Tests* the number "
+        "of the project's test files that name it.",
         "",
-        '<div class="klog-scroll" markdown="1">',
+        '<div class="klog-scroll klog-wide" markdown="1">',
         "",
-        "| ID | Level | Rule | Reference code | Conformance | Tests |",
+        "| ID | Level | Rule | Scenarios | Reference code | Tests |",
         "| --- | --- | --- | --- | --- | ---: |",
     ]
     for r in requirements:
-        modules = ", ".join(
-            f"`{Path(p).with_suffix('').as_posix().replace('/', '.')}`" for p in code.get(r.id, [])
-        )
-        conf = ", ".join(f"`{Path(p).name}`" for p in scenarios.get(r.id, []))
+        modules = [
+            Path(p).relative_to("reference_impl").with_suffix("").as_posix()
+            for p in code.get(r.id, [])
+        ]
         out.append(
-            f"| [{r.id}]({r.site_page}#{r.id}) | {r.level} | {_cell(r.rule)} | {modules} | "
-            f"{conf} | {len(tests.get(r.id, []))} |"
+            f"| [{r.id}]({r.site_page}#{r.id}) | {r.level} | {_cell(r.rule)} | "
+            f"{_names(scenarios.get(r.id, []))} | {_names(modules, 4)} | "
+            f"{len(tests.get(r.id, []))} |"
         )
     out += ["", "</div>", ""]
     return "\n".join(out)
@@ -214,149 +243,207 @@ def requirement_table_page(repo: Path, requirements: list[Requirement]) -> str:
 
 # --- benchmarks -----------------------------------------------------------------------------------
 
-
-def _rows(data) -> list[dict]:
-    """Rows of a results file: pytest-benchmark's ``benchmarks`` or any list of flat objects."""
-    if isinstance(data, dict) and isinstance(data.get("benchmarks"), list):
-        rows = []
-        for b in data["benchmarks"]:
-            row = {"name": b.get("name") or b.get("fullname")}
-            stats = b.get("stats", {})
-            for key in ("mean", "median", "stddev", "min", "max", "rounds"):
-                if key in stats:
-                    row[key] = stats[key]
-            row.update({k: v for k, v in (b.get("extra_info") or {}).items() if _scalar(v)})
-            rows.append(row)
-        return rows
-    if isinstance(data, dict):
-        for key in ("results", "rows", "cases"):
-            if isinstance(data.get(key), list):
-                return _rows(data[key])
-        return [{k: v for k, v in data.items() if _scalar(v)}]
-    if isinstance(data, list):
-        return [
-            {k: v for k, v in row.items() if _scalar(v)} for row in data if isinstance(row, dict)
-        ]
-    return []
+STATUS_COLORS = {"PASS": "#a7c957", "MISS": "#f4a261", "ERROR": "#e76f51"}
+NEUTRAL = "#8ecae6"
 
 
-def _scalar(value) -> bool:
-    return isinstance(value, str | int | float | bool) or value is None
+def load_figures(results: Path) -> tuple[dict, list[dict]]:
+    """The run and its figures: ``latest.json`` when present, else every figure file
+    (``<name>.json``, schema 1 of benchmarks/harness.py)."""
+    latest = results / "latest.json"
+    if latest.is_file():
+        data = json.loads(latest.read_text(encoding="utf-8"))
+        return data.get("run") or {}, list(data.get("figures") or [])
+    figures = []
+    for path in sorted(results.glob("*.json")):
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "name" in data and "ours" in data:
+            figures.append(data)
+    run = max(
+        (f.get("run") or {} for f in figures), key=lambda r: r.get("timestamp", ""), default={}
+    )
+    return run, figures
 
 
-def _meta(data) -> dict:
-    if not isinstance(data, dict):
-        return {}
-    return {
-        k: v
-        for k, v in data.items()
-        if _scalar(v) and k not in ("benchmarks", "results", "rows", "cases")
-    }
+def _value(value, unit: str) -> str:
+    if value is None:
+        return "–"
+    text = f"{value:,.0f}" if abs(value) >= 100 else f"{value:,.3g}"
+    return f"{text}\u00a0{unit}" if unit else text
 
 
-def _number(value) -> bool:
-    return isinstance(value, int | float) and not isinstance(value, bool)
+def _run_text(run: dict) -> str:
+    if not run:
+        return "unknown run"
+    commit = (run.get("commit") or "")[:10] or "unknown commit"
+    parts = [
+        f"{run.get('timestamp', '?')}",
+        f"commit `{commit}`" + (" (with local changes)" if run.get("dirty") else ""),
+        f"{run.get('mode', '?')} mode",
+    ]
+    machine = []
+    if run.get("cpus"):
+        machine.append(f"{run['cpus']} CPUs")
+    if run.get("memory_bytes"):
+        machine.append(f"{run['memory_bytes'] / 2**30:.0f} GiB RAM")
+    if run.get("python"):
+        machine.append(f"Python {run['python']}")
+    if run.get("platform"):
+        machine.append(f"`{run['platform']}`")
+    return ", ".join(parts) + (f"; {', '.join(machine)}" if machine else "")
 
 
-def _fmt(value) -> str:
-    if isinstance(value, float):
-        return f"{value:.4g}"
-    return _cell("" if value is None else value)
-
-
-def bar_chart_svg(labels: list[str], values: list[float], metric: str) -> str:
-    bar_h, gap, label_w, chart_w = 22, 8, 260, 420
-    top = 28
-    height = top + len(values) * (bar_h + gap) + 8
-    width = label_w + chart_w + 90
-    peak = max((abs(v) for v in values), default=1) or 1
+def bar_chart_svg(rows: list[tuple[str, float, float | None, str, str]], title: str) -> str:
+    """Horizontal bars: (label, value, marker or None, colour, value text) per row; the
+    marker (a target) is a vertical tick."""
+    bar_h, gap, label_w, chart_w, top = 20, 8, 190, 430, 26
+    height = top + len(rows) * (bar_h + gap) + 6
+    width = label_w + chart_w + 120
+    peak = max([abs(v) for _, v, *_ in rows] + [m for _, _, m, *_ in rows if m] + [1e-9])
+    scale = chart_w / peak
     parts = [
         f'<svg class="klog-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="{width}" role="img" aria-label="{html.escape(metric)} by benchmark">',
-        f'<text class="klog-tick" x="{label_w}" y="16">{html.escape(metric)}</text>',
+        f'width="{width}" role="img" aria-label="{html.escape(title)}">',
+        f"<title>{html.escape(title)}</title>",
+        f'<text class="klog-tick" x="{label_w}" y="14">{html.escape(title)}</text>',
     ]
-    for i, (label, value) in enumerate(zip(labels, values, strict=True)):
+    for i, (label, value, marker, color, text) in enumerate(rows):
         y = top + i * (bar_h + gap)
-        w = max(1.0, abs(value) / peak * chart_w)
-        short = label if len(label) <= 38 else label[:36] + "…"
+        w = max(1.0, abs(value) * scale)
         parts += [
-            f"<g><title>{html.escape(label)}: {value:.6g}</title>",
+            f"<g><title>{html.escape(label)}: {html.escape(text)}</title>",
             f'<text class="klog-tick" x="{label_w - 8}" y="{y + bar_h / 2 + 4}" '
-            f'text-anchor="end">{html.escape(short)}</text>',
-            f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3" fill="#8ecae6" '
-            'stroke="#37474f"/>',
+            f'text-anchor="end">{html.escape(label)}</text>',
+            f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3" '
+            f'fill="{color}" stroke="#37474f"/>',
             f'<text class="klog-tick" x="{label_w + w + 6:.1f}" y="{y + bar_h / 2 + 4}">'
-            f"{value:.4g}</text></g>",
+            f"{html.escape(text)}</text>",
         ]
+        if marker:
+            x = label_w + marker * scale
+            parts.append(
+                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 3}" y2="{y + bar_h + 3}" '
+                'stroke="#d62828" stroke-width="2"/>'
+            )
+        parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
 
 
 def benchmarks_page(repo: Path) -> str:
-    results = sorted((repo / "benchmarks" / "results").glob("*.json"))
+    results = repo / "benchmarks" / "results"
     out = [
+        "---",
+        "hide: [navigation]",
+        "---",
+        "",
         "# Benchmarks",
         "",
-        "Generated from `benchmarks/results/*.json` when the site was built. The benchmarks "
-        "measure their baselines in the same run and report ratios against them, so figures "
-        "from different machines are comparable only as ratios.",
+        "Generated from `benchmarks/results/*.json` when the site was built (`benchmarks/run` "
+        "writes them). Each figure compares *ours* with a *baseline* measured in the same run "
+        "on the same bytes, and is judged against its target either on the ratio "
+        "(ours / baseline) or on our own value, so figures from different machines compare "
+        "as ratios.",
         "",
     ]
-    if not results:
+    run, figures = load_figures(results) if results.is_dir() else ({}, [])
+    if not figures:
         out += [
             '!!! note "Not yet measured"',
             "",
-            "    No results are checked in yet (`benchmarks/results/` has no `.json` file). "
-            "This page fills itself in, with a table and a chart per results file, the next "
-            "time the site is built after they land.",
+            "    No results are checked in yet (`benchmarks/results/` has no figure). This page "
+            "fills itself in, with the figures and their charts, the next time the site is "
+            "built after they land.",
             "",
         ]
         return "\n".join(out)
-    for path in results:
-        try:
-            data = json.loads(path.read_text(encoding="utf-8"))
-        except ValueError as exc:
-            out += [f"## `{path.name}`", "", f"Not readable as JSON: {exc}.", ""]
-            continue
-        rows = _rows(data)
-        out += [f"## `{path.name}`", ""]
-        meta = _meta(data)
-        if meta:
-            out += ["| | |", "| --- | --- |"]
-            out += [f"| {_cell(k)} | {_fmt(v)} |" for k, v in meta.items()]
-            out.append("")
-        if not rows:
-            out += ["No rows in this file.", ""]
-            continue
-        columns: list[str] = []
-        for row in rows:
-            columns += [k for k in row if k not in columns]
+    counts: dict[str, int] = {}
+    for f in figures:
+        counts[f.get("status") or "?"] = counts.get(f.get("status") or "?", 0) + 1
+    out += [
+        f"**Latest run**: {_run_text(run)}. "
+        + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
+        + ".",
+        "",
+        '<div class="klog-scroll" markdown="1">',
+        "",
+        "| Figure | Ours | Baseline | Ratio | Target | Status |",
+        "| --- | ---: | ---: | ---: | --- | --- |",
+    ]
+    for f in figures:
+        unit = f.get("unit", "")
+        ratio = f.get("ratio")
+        target = (f.get("target") or {}).get("text", "")
+        target = target.replace(">=", "≥").replace("<=", "≤").replace(" ", "\u00a0")
+        status = f.get("status", "")
+        note = f" ({_cell(f['note'])})" if f.get("note") else ""
+        out.append(
+            f"| [{_cell(f.get('title', f['name']))}](#{f['name']}) | {_value(f.get('ours'), unit)} "
+            f"| {_value(f.get('baseline'), unit)} | {'–' if ratio is None else f'{ratio:.2f}'} "
+            f"| {_cell(target)} | **{status}**{note} |"
+        )
+    out += ["", "</div>", ""]
+    ratio_rows = [
+        (
+            f["name"],
+            f["ratio"],
+            (f.get("target") or {}).get("value")
+            if (f.get("target") or {}).get("on") == "ratio"
+            else None,
+            STATUS_COLORS.get(f.get("status"), NEUTRAL),
+            f"{f['ratio']:.2f}",
+        )
+        for f in figures
+        if f.get("ratio") is not None and (f.get("target") or {}).get("on", "ratio") == "ratio"
+    ]
+    own_rows = [
+        (
+            f["name"],
+            f["ours"] / f["target"]["value"],
+            1.0,
+            STATUS_COLORS.get(f.get("status"), NEUTRAL),
+            f"{_value(f['ours'], f.get('unit', ''))} of {_value(f['target']['value'], f['target'].get('unit') or f.get('unit', ''))}",
+        )
+        for f in figures
+        if f.get("ours") is not None
+        and (f.get("target") or {}).get("on") == "ours"
+        and f["target"].get("value")
+    ]
+    if ratio_rows:
         out += [
-            '<div class="klog-scroll" markdown="1">',
+            "## Ratios",
             "",
-            "| " + " | ".join(_cell(c) for c in columns) + " |",
-            "| "
-            + " | ".join(
-                "---:" if all(_number(r.get(c)) for r in rows if c in r) else "---" for c in columns
-            )
-            + " |",
+            "Ours / baseline for the figures judged on their ratio; the red tick is the target, "
+            "green bars meet it and orange ones miss it.",
+            "",
+            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(ratio_rows, "ours / baseline")}</div>',
+            "",
         ]
-        out += ["| " + " | ".join(_fmt(r.get(c)) for c in columns) + " |" for r in rows]
-        out += ["", "</div>", ""]
-        numeric = [c for c in columns if all(_number(r.get(c)) for r in rows)]
-        preferred = [
-            c for c in ("ratio", "speedup", "throughput_mb_s", "mb_per_s", "mean") if c in numeric
+    if own_rows:
+        out += [
+            "## Limits",
+            "",
+            "Our own value as a share of its limit, for the figures judged on it (a wall time, "
+            "a peak RSS): below the red tick meets the target.",
+            "",
+            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(own_rows, "ours / limit")}</div>',
+            "",
         ]
-        metric = (preferred or numeric or [None])[0]
-        if metric:
-            label_key = next((c for c in columns if c not in numeric), None)
-            labels = (
-                [str(r.get(label_key, i)) for i, r in enumerate(rows)]
-                if label_key
-                else [str(i) for i in range(len(rows))]
-            )
-            chart = bar_chart_svg(labels, [float(r[metric]) for r in rows], metric)
-            out += [f'<div class="klog-diagram" markdown="0">{chart}</div>', ""]
+    out += ["## What each figure measures", ""]
+    for f in figures:
+        out += [
+            f"### {f.get('title', f['name'])} {{ #{f['name']} }}",
+            "",
+            f"- **ours**: {_cell(f.get('ours_label', ''))}: {_value(f.get('ours'), f.get('unit', ''))}",
+            f"- **baseline**: {_cell(f.get('baseline_label', ''))}: "
+            f"{_value(f.get('baseline'), f.get('unit', ''))}",
+        ]
+        if f.get("note"):
+            out.append(f"- **note**: {_cell(f['note'])}")
+        frun = f.get("run") or {}
+        if frun and frun.get("timestamp") != run.get("timestamp"):
+            out.append(f"- **measured**: {_run_text(frun)}")
+        out.append("")
     return "\n".join(out)
 
 

@@ -101,18 +101,34 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
 
 def _spec_file(repo_path: str, config) -> File:
     """A spec page read from spec/. ``behaviour/index.md`` (the index files' behaviour) is a
-    page like the others, at ``spec/behaviour/index/``, not the folder's index."""
+    page like the others, at ``spec/behaviour/index/``: not the folder's index page, and not
+    the Behaviour section's index in the nav."""
     dest_uri = None
-    stem = Path(repo_path).stem
-    if stem == "index" and config.use_directory_urls:
+    is_named_index = Path(repo_path).stem == "index"
+    if is_named_index and config.use_directory_urls:
         dest_uri = f"{repo_path.removesuffix('.md')}/index.html"
-    return File(
+    file = File(
         repo_path,
         src_dir=str(REPO),
         dest_dir=config.site_dir,
         use_directory_urls=config.use_directory_urls,
         dest_uri=dest_uri,
     )
+    if is_named_index:
+        file.name = "index-page"  # File.name == "index" makes a page its section's index
+    return file
+
+
+def on_page_content(html: str, page, config, files) -> str:
+    """Docstrings are rendered after ``on_page_markdown``: link their cited IDs here."""
+    if not page.file.src_uri.startswith("api/"):
+        return html
+    urls = {}
+    for rid, src_uri in _state["pages_by_id"].items():
+        target = files.get_file_from_path(src_uri)
+        if target is not None:
+            urls[rid] = target.url
+    return spec_pages.link_citations_html(html, page.url, urls)
 
 
 def _transcript() -> str:

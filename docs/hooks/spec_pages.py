@@ -194,3 +194,38 @@ def link_citations(markdown: str, page_site_path: str, pages_by_id: dict[str, st
         return "".join(pieces)
 
     return _outside_code(markdown, transform, skip_headings=True)
+
+
+SKIP_TAGS = {"a", "code", "pre", "h1", "h2", "h3", "h4", "h5", "h6", "script", "style", "title"}
+TAG = re.compile(r"<(/?)([a-zA-Z0-9]+)[^>]*?(/?)>")
+
+
+def link_citations_html(html_text: str, page_url: str, urls_by_id: dict[str, str]) -> str:
+    """The HTML form of ``link_citations``, for text that is rendered late (docstrings in
+    the API pages): IDs in text outside links, code and headings link to their definition.
+    ``page_url`` and the URLs are site-relative directory URLs (``api/log/``)."""
+    pattern = re.compile(rf"(?<![\w\-#/]){ID_RE}(?![\w\-])")
+    here = page_url.rstrip("/") or "."
+
+    def link(m: re.Match) -> str:
+        rid = m.group(0)
+        url = urls_by_id.get(rid)
+        if url is None:
+            return rid
+        rel = posixpath.relpath(url.rstrip("/") or ".", here)
+        return f'<a href="{rel}/#{rid}">{rid}</a>'
+
+    out: list[str] = []
+    depth = 0
+    last = 0
+    for m in TAG.finditer(html_text):
+        text = html_text[last : m.start()]
+        out.append(pattern.sub(link, text) if depth == 0 else text)
+        out.append(m.group(0))
+        if m.group(2).lower() in SKIP_TAGS and not m.group(3):
+            depth += -1 if m.group(1) else 1
+            depth = max(depth, 0)
+        last = m.end()
+    tail = html_text[last:]
+    out.append(pattern.sub(link, tail) if depth == 0 else tail)
+    return "".join(out)
