@@ -40,7 +40,8 @@ def recover_segment(
     leader epoch than the cache's latest add an epoch entry.
 
     ``before_truncate(position, why)``, when given, is called before bytes are cut: ``why``
-    is the category of the entry that failed, or ``partial_batch``/``zero_tail``.
+    is ``zero_tail`` when they are all zeros, else the category of the entry that failed,
+    else ``partial_batch``.
     """
     segment.offset_index.reset()
     segment.time_index.reset()
@@ -76,7 +77,7 @@ def recover_segment(
         failure = exc.category.value
     truncated = segment.log.size - valid_bytes
     if truncated and before_truncate is not None:
-        before_truncate(valid_bytes, failure or _tail_kind(segment, valid_bytes))
+        before_truncate(valid_bytes, _tail_kind(segment, valid_bytes, failure))
     segment.log.truncate_to(valid_bytes)
     if truncated:
         segment.log.set_last_modified(segment.clock.milliseconds())
@@ -89,13 +90,14 @@ def recover_segment(
     return truncated
 
 
-def _tail_kind(segment: LogSegment, position: int) -> str:
-    """What the bytes after the last whole entry are, when the scan stopped quietly; read in
-    chunks, as a preallocated tail can be a whole segment's worth of zeros."""
+def _tail_kind(segment: LogSegment, position: int, failure: str | None) -> str:
+    """What the bytes cut off are: zeros (whatever stopped the scan: 17 zero bytes or more
+    read as an entry of size 0), else the failure, else a partial entry. Read in chunks, as
+    a preallocated tail can be a whole segment's worth of zeros."""
     end = segment.log.size
     while position < end:
         chunk = segment.log.slice(position, min(_CHUNK, end - position)).read_bytes()
         if chunk.strip(b"\0"):
-            return PARTIAL_BATCH
+            return failure or PARTIAL_BATCH
         position += len(chunk)
     return ZERO_TAIL
