@@ -55,16 +55,15 @@ def _param_row(param: click.Parameter, ctx: click.Context) -> str:
         return f"| {name} | {kind} | {_type_name(param)} | |"
     record = param.get_help_record(ctx)
     names = ", ".join(f"`{o}`" for o in [*param.opts, *param.secondary_opts])
-    help_text = record[1] if record else ""
+    help_text = re.sub(r"\s*\[[^\]]*default[^\]]*\]\s*$", "", record[1] if record else "")
     default = ""
-    if (
-        isinstance(param, click.Option)
-        and param.default not in (None, False, ())
-        and not param.is_flag
-    ):
-        default = f"`{param.default}`"
-    help_text = re.sub(r"\s*\[[^\]]*default[^\]]*\]\s*$", "", help_text)
-    return f"| {names} | {_cell(help_text)} | {_type_name(param)} | {default} |"
+    value = param.get_default(ctx, call=False)
+    is_flag = isinstance(param, click.Option) and param.is_flag
+    # click 8.2+ marks "no default" with a sentinel object of its own
+    scalar = isinstance(value, str | int | float) and not isinstance(value, bool)
+    if not is_flag and scalar and value != "":
+        default = f"`{value}`"
+    return f"| {names} | {_cell(html.escape(help_text, quote=False))} | {_type_name(param)} | {default} |"
 
 
 def _type_name(param: click.Parameter) -> str:
@@ -83,7 +82,8 @@ def _cell(text: str) -> str:
 def _help_markdown(text: str) -> str:
     """Click help text to markdown: paragraphs kept; ``\\b`` blocks as preformatted text."""
     out: list[str] = []
-    for block in (text or "").strip().split("\n\n"):
+    text = html.escape(text or "", quote=False)  # help text is plain text: <command> is not a tag
+    for block in text.strip().split("\n\n"):
         lines = block.splitlines()
         if lines and lines[0].strip() == "\b":
             out.append("```text\n" + "\n".join(lines[1:]) + "\n```")
