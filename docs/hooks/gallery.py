@@ -360,7 +360,7 @@ def layout_svg(fields: list[Field], title: str) -> str:
             boxes.append((f.offset, f.size, f, color, False))
             pos = f.offset + f.size
         else:
-            nominal = 2 if f.type in ("varint", "varlong") else 4
+            nominal = 3 if f.type in ("varint", "varlong") else 4
             if f.size is not None:
                 nominal = min(f.size, 8)
             left = BYTES_PER_ROW - pos % BYTES_PER_ROW
@@ -379,10 +379,11 @@ def layout_svg(fields: list[Field], title: str) -> str:
         f'width="{width}" role="img" aria-label="{html.escape(title)}: byte layout">',
         f"<title>{html.escape(title)}: byte layout</title>",
     ]
-    for b in range(BYTES_PER_ROW):
-        x = gutter + b * cell + cell / 2
-        parts.append(f'<text class="klog-tick" x="{x}" y="14" text-anchor="middle">{b}</text>')
     first_variable = next((s for s, _, _, _, dashed in boxes if dashed), None)
+    if first_variable != 0:  # byte numbers only over a fixed start
+        for b in range(BYTES_PER_ROW):
+            x = gutter + b * cell + cell / 2
+            parts.append(f'<text class="klog-tick" x="{x}" y="14" text-anchor="middle">{b}</text>')
     for r in range(rows):
         y = top + r * row_h
         label = f"{r * BYTES_PER_ROW}"
@@ -491,7 +492,13 @@ def gallery_page(library: KsyLibrary, example_section: str) -> str:
 
 
 def _spec_name(site_path: str) -> str:
-    return site_path.removeprefix("spec/")
+    """The title of a spec page (its first heading, without code marks)."""
+    path = Path(__file__).resolve().parent.parent.parent / site_path
+    try:
+        first = path.read_text(encoding="utf-8").splitlines()[0]
+    except (OSError, IndexError):
+        return site_path.removeprefix("spec/")
+    return first.lstrip("#").replace("`", "").strip()
 
 
 # --- the annotated hex dump ----------------------------------------------------------------
