@@ -20,8 +20,7 @@ from spec_pages import Requirement
 
 
 def plugin_commands(repo: Path) -> dict[str, str]:
-    """``klogspec.commands`` entry points as pyproject.toml declares them (the installed
-    metadata may lag behind a checkout)."""
+    """``klogspec.commands`` entry points as the checkout's pyproject.toml declares them."""
     data = tomllib.loads((repo / "pyproject.toml").read_text(encoding="utf-8"))
     return data.get("project", {}).get("entry-points", {}).get("klogspec.commands", {})
 
@@ -37,13 +36,18 @@ def _load(target: str):
 
 
 def cli_commands(repo: Path) -> tuple[click.Group, dict[str, click.Command]]:
+    """The commands of ``klogspec`` in this checkout: the group's own, then the plugins its
+    pyproject.toml registers (the installed entry-point metadata may be older or newer than
+    the checkout, so it is not asked)."""
     from reference_impl.cli import main
 
     ctx = click.Context(main, info_name="klogspec")
-    commands = {name: main.get_command(ctx, name) for name in main.list_commands(ctx)}
+    commands = {
+        name: click.Group.get_command(main, ctx, name)
+        for name in click.Group.list_commands(main, ctx)
+    }
     for name, target in plugin_commands(repo).items():
-        if commands.get(name) is None:
-            commands[name] = _load(target)
+        commands.setdefault(name, _load(target))
     return main, {k: v for k, v in sorted(commands.items()) if v is not None}
 
 
