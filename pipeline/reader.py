@@ -1,0 +1,269 @@
+"""Reading one byte range of a segment into Arrow chunks (the body of the data source's
+``read()``, runs on executors).
+
+The range's entries are walked like ``EntryWalk`` (reference_impl/walk.py) walks a file:
+each entry is checked as ``klogspec verify`` checks it (``header_problem``: size and CRC,
+offset range, codec; then its records and, for control batches, their keys and markers),
+and an entry that is well framed but bad is stepped over. Where entries stop being
+framed (FRAME-3) the walk of the range ends. A partial entry or zeros at the end of the
+file are the end of the data (a torn or preallocated tail), not an error; ``klogspec
+scan`` is the tool that reports them (FRAME-8, FRAME-9).
+
+What a bad entry does is the ``on_error`` policy:
+
+* ``fail`` (default): raise its ``KafkaLogError``, which names the file, position and
+  offset and carries a stable category (spec/formats/errors.md); Spark fails the task;
+* ``skip``: leave it out;
+* ``report``: one row for it with ``error_rule`` (the requirement ID verify cites),
+  ``error_category`` and ``error_message``.
+
+A file that cannot be read at all (I/O error, a tiered-storage object in a transformed
+form) is ``SegmentUnreadableError``, under the same policy.
+"""
+
+from __future__ import annotations
+
+import struct
+from collections.abc import Iterator
+
+import pyarrow as pa
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.records import (
+    Batch,
+    BatchScanner,
+    ControlRecordType,
+    parse_control_key,
+    parse_end_txn_marker,
+)
+from reference_impl.records.batch import LOG_OVERHEAD
+from reference_impl.records.stream import MIN_ENTRY_SIZE
+from reference_impl.verify import rule_for_error
+from reference_impl.walk import header_problem
+
+from . import tiered
+from .chunks import ChunkBuilder
+from .schema import PER_RECORD, arrow_schema
+from .splits import SegmentRange
+from .storage import RandomAccess, read_all
+
+_FRAME = struct.Struct(">qi")
+_ZERO_CHUNK = 1 << 20
+_MARKERS = (ControlRecordType.ABORT, ControlRecordType.COMMIT)
+UNREADABLE = "unreadable"
+
+
+class SegmentUnreadableError(Exception):
+    """A segment file that cannot be read at all (``error_category`` 'unreadable')."""
+
+    def __init__(self, file: str, message: str) -> None:
+        super().__init__(f"{file}: {UNREADABLE}: {message}")
+        self.file = file
+        self.message = message
+
+
+def read_range(rng: SegmentRange, level: str = "record", on_error: str = "fail"):
+    """The rows of the entries starting in ``rng``, as Arrow record batches."""
+    schema = arrow_schema(level, on_error)
+    segment = rng.segment
+    constants = {
+        "topic": segment.topic, "partition": segment.partition,
+        "segment_base_offset": segment.base_offset, "file": segment.log,
+    }  # fmt: skip
+    per_record = PER_RECORD if level == "record" else ()
+    chunks = ChunkBuilder(schema, constants, per_record)
+    rows = _record_rows if level == "record" else _batch_rows
+    try:
+        _check_readable(segment)
+        with RandomAccess(segment.log) as source:
+            for item in walk_range(source, segment.size, rng.start, rng.end, segment.log):
+                if isinstance(item, KafkaLogError):
+                    _bad_entry(item, _magic(item, source), False, on_error, chunks, level)
+                elif (problem := header_problem(item, base_offset=segment.base_offset)) is not None:
+                    _bad_entry(problem, item.magic, False, on_error, chunks, level)
+                else:
+                    try:
+                        rows(item, chunks)
+                    except KafkaLogError as exc:
+                        _bad_entry(exc, item.magic, True, on_error, chunks, level)
+                if chunks.full:
+                    yield chunks.flush()
+    except (OSError, SegmentUnreadableError) as exc:
+        error = exc if isinstance(exc, SegmentUnreadableError) else _unreadable(segment, exc)
+        if on_error == "fail":
+            raise error
+        if on_error == "report":
+            chunks.add(
+                {"position": None, "error_category": UNREADABLE, "error_message": error.message}
+            )
+    last = chunks.flush()
+    if last is not None:
+        yield last
+
+
+def _unreadable(segment, exc: OSError) -> SegmentUnreadableError:
+    return SegmentUnreadableError(segment.log, f"{exc.strerror or exc}")
+
+
+def _check_readable(segment) -> None:
+    """A tiered-storage object is read only when its manifest says it is the raw segment."""
+    if segment.manifest is None:
+        return
+    try:
+        manifest = read_all(segment.manifest)
+    except OSError as exc:
+        raise SegmentUnreadableError(
+            segment.log, f"its manifest {segment.manifest} cannot be read ({exc})"
+        )
+    problem = tiered.transform_problem(manifest)
+    if problem is not None:
+        raise SegmentUnreadableError(segment.log, problem)
+
+
+# --- walking a range ---------------------------------------------------------------------
+
+
+def walk_range(source, size: int, start: int, end: int, file: str) -> Iterator:
+    """The entries starting in ``[start, end)`` of a file of ``size`` bytes: each a
+    ``Batch``, or the ``KafkaLogError`` of one that does not parse (the walk steps over it
+    when it is well framed, and ends at a framing error or a zero-filled tail)."""
+    position: int | None = start
+    while position is not None:
+        scanner = BatchScanner(source, size, start=position, file=file)
+        try:
+            for batch in scanner:
+                if batch.position >= end:
+                    return
+                yield batch
+            return  # the end of the file, or a partial entry (FRAME-2, FRAME-4)
+        except KafkaLogError as exc:
+            if exc.position is None or exc.position >= end or _zeros(source, exc.position, size):
+                return
+            yield exc
+            position = _next_entry(source, exc.position, size)
+
+
+def _next_entry(source, position: int, size: int) -> int | None:
+    """Where the entry after the well-framed entry at ``position`` starts (walk.next_entry
+    over a positional source), or None."""
+    prefix = source.read(position, _FRAME.size)
+    if len(prefix) < _FRAME.size:
+        return None
+    length = _FRAME.unpack(prefix)[1]
+    following = position + LOG_OVERHEAD + length
+    return following if length >= MIN_ENTRY_SIZE and following <= size else None
+
+
+def _zeros(source, start: int, end: int) -> bool:
+    for position in range(start, end, _ZERO_CHUNK):
+        chunk = source.read(position, min(_ZERO_CHUNK, end - position))
+        if chunk.count(0) != len(chunk):
+            return False
+    return True
+
+
+# --- rows ----------------------------------------------------------------------------------
+
+
+def _magic(exc: KafkaLogError, source) -> int | None:
+    """The magic byte of an entry that did not parse; None for a framing error (FRAME-3),
+    as verify tells them apart."""
+    if exc.category == "invalid_batch_size" and exc.offset is None:
+        return None
+    byte = source.read(exc.position + 16, 1)
+    return byte[0] if byte else None
+
+
+def _bad_entry(exc, magic, in_records: bool, on_error: str, chunks, level: str) -> None:
+    """The ``on_error`` policy for one bad entry; ``in_records`` when its header was fine
+    and decoding its records failed (the rule differs, as in verify)."""
+    if on_error == "fail":
+        exc.add_note("kafka-segments: on_error=fail; use on_error=skip or report to go on")
+        raise exc
+    if on_error == "skip":
+        return
+    offset_column = "batch_base_offset" if level == "record" else "base_offset"
+    chunks.add({
+        "position": exc.position, offset_column: exc.offset,
+        "error_rule": rule_for_error(exc, magic=magic, in_records=in_records),
+        "error_category": exc.category.value, "error_message": exc.message,
+    })  # fmt: skip
+
+
+def _codec(batch: Batch) -> str:
+    return batch.compression.label
+
+
+def _control_types(batch: Batch, records) -> list[str | None]:
+    """Each control record's type (CTRL-1), checking transaction markers as verify does."""
+    if not batch.is_control:
+        return [None] * len(records)
+    types = []
+    for record in records:
+        control_type = parse_control_key(record.key)
+        if control_type in _MARKERS:
+            parse_end_txn_marker(record.key, record.value)
+        types.append(control_type.name)
+    return types
+
+
+def _record_rows(batch: Batch, chunks: ChunkBuilder) -> None:
+    records = batch.records()
+    control_types = _control_types(batch, records)
+    first = records[0].offset if records and batch.magic < 2 else batch.base_offset
+    keys = [r.key for r in records]
+    values = [r.value for r in records]
+    chunks.add_bytes(sum(len(v) for v in keys + values if v is not None))
+    chunks.add(
+        {
+            "position": batch.position, "batch_base_offset": first,
+            "batch_last_offset": batch.last_offset,
+            "timestamp_type": batch.timestamp_type.label, "producer_id": batch.producer_id,
+            "producer_epoch": batch.producer_epoch, "is_transactional": batch.is_transactional,
+            "is_control": batch.is_control, "codec": _codec(batch), "magic": batch.magic,
+            "leader_epoch": batch.partition_leader_epoch,
+        },
+        {
+            "offset": [r.offset for r in records],
+            "timestamp": [r.timestamp for r in records],
+            "key": keys,
+            "value": values,
+            "headers": [
+                [(h.key.decode("utf-8", "replace"), h.value) for h in r.headers] for r in records
+            ],
+            "sequence": [r.sequence for r in records],
+            "control_type": control_types,
+        },
+        len(records),
+    )  # fmt: skip
+
+
+def _batch_rows(batch: Batch, chunks: ChunkBuilder) -> None:
+    if batch.magic == 2:
+        count, base, base_ts = batch.records_count, batch.base_offset, batch.base_timestamp
+        if batch.is_control:
+            _control_types(batch, batch.records())
+    else:  # a legacy message; a compressed wrapper's base offset and count need its records
+        records = batch.records() if batch.compression_id else None
+        count = len(records) if records else 1
+        base = records[0].offset if records else batch.last_offset
+        base_ts = batch.timestamp
+    chunks.add({
+        "position": batch.position, "size": batch.size_in_bytes, "magic": batch.magic,
+        "base_offset": base, "last_offset": batch.last_offset, "record_count": count,
+        "base_timestamp": base_ts, "max_timestamp": batch.max_timestamp,
+        "timestamp_type": batch.timestamp_type.label, "codec": _codec(batch),
+        "is_transactional": batch.is_transactional, "is_control": batch.is_control,
+        "producer_id": batch.producer_id, "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence, "last_sequence": batch.last_sequence,
+        "leader_epoch": batch.partition_leader_epoch,
+        "delete_horizon_ms": batch.delete_horizon_ms if batch.magic == 2 else None,
+        "crc": batch.crc,
+    })  # fmt: skip
+
+
+def read_table(rng: SegmentRange, level: str = "record", on_error: str = "fail") -> pa.Table:
+    """``read_range`` gathered into one table (tests and small files)."""
+    return pa.Table.from_batches(
+        list(read_range(rng, level, on_error)), arrow_schema(level, on_error)
+    )

@@ -1,0 +1,183 @@
+"""``klogspec scan``: ``klogspec verify``'s checks, with the segment checks run as a Spark job.
+
+One code path with verify (reference_impl/verify_run.py): ``discover`` finds the same
+log-directory plans; every segment (``SegmentFiles``) goes to ``verify_segment`` on an
+executor; the ``SegmentResult``s come back to the driver, where ``verify_plan`` runs the
+partition and log-directory checks with a ``verify_unit`` that looks the results up. So
+the findings are verify's, in verify's order, whatever the cluster.
+
+The report (``write_report``) is two Parquet datasets and a JSON summary::
+
+    OUT/segments/   one row per segment file (SEGMENT_COLUMNS)
+    OUT/findings/   one row per finding (FINDING_COLUMNS), in verify's order (``seq``)
+    OUT/summary.json  verify's summary line, plus the exit status and the run's context
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from functools import partial
+
+from reference_impl.verify import Finding, Severity
+from reference_impl.verify_run import LogDirPlan, VerifyStats, discover, verify_plan
+from reference_impl.verify_segment import SegmentFiles, SegmentResult, verify_segment
+
+from .splits import DEFAULT_OPEN_COST, DEFAULT_SPLIT_SIZE, deal
+from .storage import filesystem
+
+SEGMENT_COLUMNS = [
+    ("log_dir", "string", "the log directory (null for a partition outside one)"),
+    ("partition_dir", "string", "the partition directory (null for a log directory's "
+                                "bootstrap.checkpoint)"),
+    ("topic", "string", "from the partition directory's name"),
+    ("partition", "int", "from the same name"),
+    ("file", "string", "the .log (or KRaft .checkpoint) file"),
+    ("base_offset", "bigint", "from the file name (null for a KRaft snapshot)"),
+    ("active", "boolean", "the partition's last segment"),
+    ("size_bytes", "bigint", "file size"),
+    ("batches", "bigint", "entries read"),
+    ("invalid_batches", "bigint", "entries that failed a check"),
+    ("valid_bytes", "bigint", "where the entries before the first invalid one end "
+                              "(where recovery would truncate)"),
+    ("first_offset", "bigint", "first offset of the first valid batch"),
+    ("last_offset", "bigint", "last offset of the last valid batch"),
+    ("max_timestamp", "bigint", "largest batch max timestamp (-1 when none)"),
+    ("offset_index_entries", "bigint", "real entries of the .index (null when absent)"),
+    ("time_index_entries", "bigint", "real entries of the .timeindex (null when absent)"),
+    ("txn_index_entries", "bigint", "entries of the .txnindex (null when absent)"),
+    ("errors", "int", "findings of this segment's checks, by severity"),
+    ("warnings", "int", ""),
+    ("infos", "int", ""),
+    ("io_errors", "array<string>", "files of the segment that could not be read"),
+]  # fmt: skip
+
+FINDING_COLUMNS = [
+    ("seq", "int", "the finding's place in verify's order"),
+    ("rule", "string", "requirement ID (spec/requirements.yaml)"),
+    ("severity", "string", "error, warning or info"),
+    ("file", "string", "the file the finding is about"),
+    ("position", "bigint", "byte position in that file (a line's start for text files)"),
+    ("offset", "bigint", "Kafka offset, when known"),
+    ("message", "string", "what was found, for people"),
+]
+
+
+def ddl(columns) -> str:
+    return ", ".join(f"`{name}` {type_}" for name, type_, _ in columns)
+
+
+@dataclass
+class ScanRun:
+    """Everything a scan found: verify's plans, the segment results, the findings in
+    verify's order and verify's statistics."""
+
+    paths: list[str]
+    plans: list[LogDirPlan]
+    results: dict[SegmentFiles, SegmentResult]
+    findings: list[Finding]
+    stats: VerifyStats
+    seconds: float = 0.0
+    warnings: list[str] = field(default_factory=list)
+
+
+def scan(spark, paths, *, deep: bool = False, max_message_bytes: int | None = None) -> ScanRun:
+    """Verify ``paths`` (local paths, or mounts every executor sees at the same path)."""
+    started = time.perf_counter()
+    warnings: list[str] = []
+    plans = discover(paths, warn=warnings.append)
+    units = list(dict.fromkeys(u for plan in plans for u in plan.units()))
+    results = check_segments(spark, units, deep=deep, max_message_bytes=max_message_bytes)
+    stats = VerifyStats()
+    findings = [f for plan in plans for f in verify_plan(plan, results.__getitem__, stats)]
+    return ScanRun(
+        list(map(str, paths)), plans, results, findings, stats,
+        time.perf_counter() - started, warnings,
+    )  # fmt: skip
+
+
+def check_segments(
+    spark, units: list[SegmentFiles], *, deep: bool = False, max_message_bytes: int | None = None
+) -> dict[SegmentFiles, SegmentResult]:
+    """``verify_segment`` on every unit, as Spark tasks: units dealt into groups of about
+    equal bytes (a few per core; a group per 128 MiB when there are more), biggest first."""
+    if not units:
+        return {}
+    sizes = [_size(u.log) + DEFAULT_OPEN_COST for u in units]
+    cores = spark.sparkContext.defaultParallelism
+    groups = deal(units, sizes, max(cores * 2, -(-sum(sizes) // DEFAULT_SPLIT_SIZE)))
+    check = partial(_check_group, deep=deep, max_message_bytes=max_message_bytes)
+    pairs = spark.sparkContext.parallelize(groups, len(groups)).flatMap(check).collect()
+    return dict(pairs)
+
+
+def _check_group(units: list[SegmentFiles], *, deep: bool, max_message_bytes: int | None):
+    return [(u, verify_segment(u, deep=deep, max_message_bytes=max_message_bytes)) for u in units]
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+# --- the report ------------------------------------------------------------------------
+
+
+def segment_rows(run: ScanRun) -> list[tuple]:
+    rows = []
+    for plan in run.plans:
+        owned = [(None, u) for u in plan.batch_files]
+        owned += [(p, u) for p in plan.partitions for u in p.units()]
+        for partition, unit in owned:
+            result = run.results[unit]
+            summary = result.summary
+            severities = Counter(f.severity for f in result.findings)
+            rows.append((
+                plan.path, partition.path if partition else None,
+                partition.topic if partition else None,
+                partition.partition if partition else None, unit.log, unit.base_offset,
+                unit.active, summary.size_bytes, summary.batches, summary.invalid_batches,
+                summary.valid_bytes, summary.first_offset, summary.last_offset,
+                summary.max_timestamp, summary.offset_index_entries,
+                summary.time_index_entries, summary.txn_index_entries,
+                severities[Severity.ERROR], severities[Severity.WARNING],
+                severities[Severity.INFO], list(summary.io_errors),
+            ))  # fmt: skip
+    return rows
+
+
+def finding_rows(run: ScanRun) -> list[tuple]:
+    return [
+        (seq, f.rule, f.severity.value, f.file, f.position, f.offset, f.message)
+        for seq, f in enumerate(run.findings)
+    ]
+
+
+def summary(run: ScanRun, status: int, master: str | None = None) -> dict:
+    """verify's summary object, with the exit status and what the run was."""
+    return {
+        **run.stats.to_dict(), "exitStatus": status, "paths": run.paths, "master": master,
+        "seconds": round(run.seconds, 3), "warnings": run.warnings,
+    }  # fmt: skip
+
+
+def write_report(spark, run: ScanRun, out: str, status: int) -> dict:
+    """Write ``out``/segments, ``out``/findings (Parquet, one file each) and
+    ``out``/summary.json, replacing an earlier report there; returns the summary."""
+    out = out.rstrip("/")
+    for name, rows, columns in (
+        ("segments", segment_rows(run), SEGMENT_COLUMNS),
+        ("findings", finding_rows(run), FINDING_COLUMNS),
+    ):
+        frame = spark.createDataFrame(rows, ddl(columns))
+        frame.coalesce(1).write.mode("overwrite").parquet(f"{out}/{name}")
+    report = summary(run, status, spark.sparkContext.master)
+    fs, inner = filesystem(f"{out}/summary.json")
+    with fs.open_output_stream(inner) as stream:
+        stream.write((json.dumps(report, indent=2) + "\n").encode())
+    return report

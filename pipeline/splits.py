@@ -1,0 +1,179 @@
+"""Cutting a big segment into byte ranges that start at batch boundaries.
+
+A range ``[start, end)`` holds the entries that *start* in it (the last one may run past
+``end``), so ranges cut at true entry boundaries give every entry exactly once. The
+boundaries come from the segment's offset index, whose entries are (offset, position of a
+batch) pairs (OIDX-4) [OffsetIndex.java]: for each multiple of the split size, the last
+index position at or before it. An index is a hint, not a proof (it may be stale or
+damaged), so a candidate is taken only when a whole entry with a valid CRC starts there
+and holds offsets up to the index entry's (the broker may index an append's last offset
+at the position of its first batch). Otherwise the boundary is found by a forward scan:
+from the previous boundary, follow the entries' size fields to the first entry starting
+at or after the target. A segment without an index is split by that scan alone (reading
+its headers once on the driver); where the sizes stop framing entries (FRAME-3), the rest
+of the segment is one range.
+"""
+
+from __future__ import annotations
+
+import bisect
+import heapq
+import struct
+from dataclasses import dataclass
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.index import iter_offset_index, until_stop
+from reference_impl.records import read_batch
+from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE
+
+from .layout import Segment, discover_segments
+from .storage import RandomAccess, read_all
+
+DEFAULT_SPLIT_SIZE = 128 << 20
+_FRAME = struct.Struct(">qi")  # offset, size
+
+
+@dataclass(frozen=True)
+class SegmentRange:
+    """One input partition: the entries of ``segment`` starting in ``[start, end)``;
+    ``part`` of ``parts`` ranges of that segment."""
+
+    segment: Segment
+    start: int
+    end: int
+    part: int = 0
+    parts: int = 1
+
+
+def plan_ranges(segment: Segment, split_size: int = DEFAULT_SPLIT_SIZE) -> list[SegmentRange]:
+    """The ranges of one segment: one when it is at most ``split_size`` bytes."""
+    points = [0, *split_points(segment, split_size), segment.size]
+    count = len(points) - 1
+    return [SegmentRange(segment, points[i], points[i + 1], i, count) for i in range(count)]
+
+
+def split_points(segment: Segment, split_size: int) -> list[int]:
+    """Entry boundaries about ``split_size`` bytes apart (none for a small segment, or a
+    tiered-storage object, whose layout is checked only when it is read)."""
+    if segment.size <= split_size or segment.manifest is not None:
+        return []
+    entries = _index_entries(segment)
+    positions = [position for position, _ in entries]
+    points: list[int] = []
+    last = 0
+    with RandomAccess(segment.log) as source:
+        for target in range(split_size, segment.size, split_size):
+            if target <= last:
+                continue  # a forward scan already went past this target
+            i = bisect.bisect_right(positions, target) - 1
+            candidate = None
+            if i >= 0 and positions[i] > last:
+                position, offset = entries[i]
+                if _entry_starts_at(source, position, segment.size, offset):
+                    candidate = position
+            if candidate is None:
+                candidate = _forward_scan(source, segment.size, last, target)
+            if candidate is None:
+                break
+            points.append(candidate)
+            last = candidate
+    return points
+
+
+def _index_entries(segment: Segment) -> list[tuple[int, int]]:
+    """(position, offset) of the index's real entries, positions increasing (an entry that
+    goes back is skipped: it cannot be a later boundary)."""
+    if segment.offset_index is None:
+        return []
+    try:
+        data = read_all(segment.offset_index)
+    except OSError:
+        return []
+    out: list[tuple[int, int]] = []
+    for entry in until_stop(iter_offset_index(data, segment.base_offset), segment.base_offset):
+        if 0 < entry.position < segment.size and (not out or entry.position > out[-1][0]):
+            out.append((entry.position, entry.offset))
+    return out
+
+
+def _entry_starts_at(source: RandomAccess, position: int, size: int, offset: int) -> bool:
+    """Whether a whole, CRC-valid entry starts at ``position`` and its first offset is at
+    most ``offset`` (the index entry's)."""
+    prefix = source.read(position, HEADER_SIZE_UP_TO_MAGIC)
+    if len(prefix) < HEADER_SIZE_UP_TO_MAGIC:
+        return False
+    _, length = _FRAME.unpack_from(prefix)
+    if length < MIN_ENTRY_SIZE or position + 12 + length > size:
+        return False
+    try:
+        batch = read_batch(source.read(position, 12 + length), position=position)
+        batch.ensure_valid()
+        first = batch.base_offset if batch.magic == 2 else batch.last_offset
+    except KafkaLogError:
+        return False
+    return first <= offset
+
+
+def _forward_scan(source: RandomAccess, size: int, start: int, target: int) -> int | None:
+    """The first entry boundary at or after ``target``, following size fields from the
+    boundary ``start``; None when they stop framing entries or the file ends first."""
+    position = start
+    while position < target:
+        prefix = source.read(position, _FRAME.size)
+        if len(prefix) < _FRAME.size:
+            return None
+        _, length = _FRAME.unpack(prefix)
+        if length < MIN_ENTRY_SIZE:
+            return None
+        position += 12 + length
+    return position if position + HEADER_SIZE_UP_TO_MAGIC < size else None
+
+
+DEFAULT_OPEN_COST = 4 << 20  # spark.sql.files.openCostInBytes
+
+
+def max_split_bytes(total: int, count: int, split_size: int, open_cost: int, min_partitions: int):
+    """Spark's FilePartition.maxSplitBytes: ``split_size``, lowered so that the bytes (each
+    file counted ``open_cost`` more) spread over at least ``min_partitions`` tasks."""
+    spread = (total + count * open_cost) // max(1, min_partitions)
+    return min(split_size, max(open_cost, spread))
+
+
+def plan_partitions(
+    paths: list[str],
+    split_size: int = DEFAULT_SPLIT_SIZE,
+    *,
+    open_cost: int = DEFAULT_OPEN_COST,
+    min_partitions: int = 1,
+) -> list[list[SegmentRange]]:
+    """The input partitions for ``paths``: ranges of at most a split's size (lowered as
+    Spark lowers it to spread the bytes over ``min_partitions`` tasks), each range costing
+    its bytes plus ``open_cost``, dealt largest first to the least loaded of enough
+    partitions to hold them all at a split's cost each. So a thousand empty segments are a
+    few tasks, not a thousand, and the big ranges do not all land in one."""
+    segments = discover_segments(paths)
+    split = max_split_bytes(
+        sum(s.size for s in segments), len(segments), split_size, open_cost, min_partitions
+    )
+    ranges = [r for s in segments for r in plan_ranges(s, split)]
+    if not ranges:
+        return []
+    weights = [r.end - r.start + open_cost for r in ranges]
+    count = max(min_partitions, -(-sum(weights) // split))
+    partitions = deal(ranges, weights, count)
+    for ranges_of_one in partitions:
+        ranges_of_one.sort(key=lambda r: (r.segment.log, r.start))  # file order within a task
+    return partitions
+
+
+def deal(items: list, weights: list[int], count: int) -> list[list]:
+    """``items`` in at most ``count`` groups of about equal weight: heaviest first, each to
+    the lightest group so far (LPT scheduling). Groups come heaviest first."""
+    count = max(1, min(count, len(items)))
+    loads = [(0, i) for i in range(count)]  # a heap of (load, group)
+    groups: list[list] = [[] for _ in range(count)]
+    for weight, item in sorted(zip(weights, items, strict=True), key=lambda p: -p[0]):
+        load, i = heapq.heappop(loads)
+        groups[i].append(item)
+        heapq.heappush(loads, (load + weight, i))
+    return [g for g in groups if g]
