@@ -471,7 +471,11 @@ def gallery_page(library: KsyLibrary, example_section: str) -> str:
         out.append(
             f"| [{fmt.title}](#{fmt.slug}) | {total} | [{_spec_name(fmt.spec)}]({fmt.spec}) |"
         )
-    out += ["", "[Annotated hex dump of a real batch](#hex-dump){ .md-button }", ""]
+    out += [
+        "",
+        "[Annotated hex dump of a real batch](#hex-dump){ .md-button .md-button--primary }",
+        "",
+    ]
     for fmt, fields in layouts:
         out += [
             f"## {fmt.title} {{ #{fmt.slug} }}",
