@@ -3,7 +3,7 @@ package without the installed ``klogspec`` script."""
 
 import click
 
-from .cli import conformance, testee
+from .cli import conformance, golden, testee
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})
@@ -13,6 +13,7 @@ def main() -> None:
 
 main.add_command(testee)
 main.add_command(conformance)
+main.add_command(golden)
 
 if __name__ == "__main__":
     main()

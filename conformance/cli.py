@@ -37,23 +37,144 @@ def testee(factory):
     main(["--factory", factory])
 
 
-class _ConformanceGroup(click.Group):
-    """``klogspec conformance [OPTIONS]`` runs the suite; ``klogspec conformance check``
-    checks the scenario files."""
-
-    def parse_args(self, ctx, args):
-        # a subcommand name is only recognised as the first argument
-        if args and args[0] in self.commands:
-            ctx.meta["klogspec_subcommand"] = True
-        return super().parse_args(ctx, args)
-
-
-@click.group(cls=_ConformanceGroup, invoke_without_command=True)
+@click.group(invoke_without_command=True, context_settings={"help_option_names": ["-h", "--help"]})
+@click.option(
+    "--impl",
+    default="reference",
+    show_default=True,
+    help="The implementation: reference, module:attr (an in-process factory), an entry point of "
+    'klogspec.implementations, or cmd:"<command line>" (a JSON-lines testee).',
+)
+@click.option(
+    "--transport",
+    type=click.Choice(["inproc", "subprocess"]),
+    help="Drive an in-process implementation through the subprocess protocol (or insist on inproc).",
+)
+@click.option(
+    "--only",
+    multiple=True,
+    metavar="ID",
+    help="Run only these tests (IDs or globs; repeatable, comma-separated).",
+)
+@click.option(
+    "--expected-failures",
+    type=click.Path(exists=True, dir_okay=False),
+    help="Your expected-failure file: one '[category:] test-id' per line.",
+)
+@click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report here.")
+@click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
+@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per request.")
+@click.option("--no-goldens", is_flag=True, help="Do not compare with the reference's goldens.")
+@click.option(
+    "--table",
+    type=click.Choice(["all", "failing", "none"]),
+    default="all",
+    show_default=True,
+    help="Which rows of the per-requirement table to print.",
+)
+@click.option(
+    "--write-expected-failures",
+    type=click.Path(dir_okay=False),
+    help="Write the tests that failed as an expected-failure file (a starting point).",
+)
+@click.option(
+    "--workdir",
+    type=click.Path(file_okay=False),
+    help="Scratch space (default: /dev/shm or the temp dir).",
+)
+@click.option(
+    "--json", "as_json", is_flag=True, help="Print the JSON report on stdout instead of the table."
+)
 @click.pass_context
-def conformance(ctx):
-    """Run the conformance suite against an implementation (see `run` options)."""
-    if ctx.invoked_subcommand is None:
-        click.echo(ctx.get_help())
+def conformance(ctx, impl, transport, only, expected_failures, report, junit, timeout, no_goldens, table,
+                write_expected_failures, workdir, as_json):  # fmt: skip
+    """Run the conformance suite against an implementation (the main job).
+
+    Each scenario of conformance/scenarios is one test with a stable ID. At the end:
+    a per-requirement table, then one line `N passed, N failed, N skipped, N expected
+    failures`. SHOULD-only failures are reported as recommended and do not fail the run.
+
+    Exit status: 0 no MUST failed; 1 a MUST failed, or the expected-failure file was
+    contradicted (a listed test passed, failed differently, was skipped or does not
+    exist); 2 the command could not run. `klogspec conformance check` validates the
+    scenario files instead.
+    """
+    if ctx.invoked_subcommand is not None:
+        return
+    import json
+    import sys
+
+    from rich.console import Console
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from . import expected as xf
+    from .report import exit_status, print_failures, print_table, to_json, write_json, write_junit
+    from .suite import run_suite, select
+    from .transport import resolve_impl
+
+    err = Console(stderr=True, highlight=False)
+    out = Console(highlight=False, soft_wrap=True)
+    try:
+        spec = resolve_impl(impl, transport)
+    except ValueError as exc:
+        err.print(f"[red]error:[/] {exc}")
+        sys.exit(EXIT_USAGE)
+    scenarios, unknown = select(only)
+    if unknown:
+        err.print(f"[red]error:[/] no test matches {', '.join(unknown)}")
+        sys.exit(EXIT_USAGE)
+    expectations, problems = xf.load(expected_failures)
+    if problems:
+        err.print("[red]error:[/] " + "; ".join(problems))
+        sys.exit(EXIT_USAGE)
+
+    with Progress(
+        TextColumn("[bold]conformance[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
+        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
+    ) as progress:  # fmt: skip
+        task = progress.add_task(spec.label, total=len(scenarios))
+
+        def on_result(outcome):
+            progress.advance(task)
+            if outcome.status in ("failed", "xpass", "xfail-mismatch", "xskip"):
+                label = "recommended" if outcome.failure_level == "SHOULD" else "FAIL"
+                progress.console.print(
+                    f"[red]{label}[/] {outcome.id} ({outcome.result.category or outcome.status})"
+                )
+
+        suite = run_suite(
+            spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
+            workdir=workdir, on_result=on_result,
+        )  # fmt: skip
+    data = to_json(suite, expected_failures)
+    if report:
+        write_json(data, report)
+    if junit:
+        write_junit(suite, junit)
+    if write_expected_failures:
+        failed = [
+            (o.id, o.result.category) for o in suite.outcomes if o.status in ("failed", "xfail")
+        ]
+        from pathlib import Path
+
+        Path(write_expected_failures).write_text(xf.render(failed), encoding="utf-8")
+    if as_json:
+        out.print(json.dumps(data, indent=1), markup=False)
+    else:
+        hello = suite.hello or {}
+        out.print(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via {spec.transport}"
+                  f" (features: {', '.join(sorted(hello.get('features', []))) or 'none'})", markup=False)  # fmt: skip
+        if table != "none":
+            print_table(suite, out, only_failing=table == "failing")
+        print_failures(suite, out)
+        for problem in suite.list_problems:
+            out.print(f"[red]expected-failure file:[/] {problem}")
+        if suite.should_failures:
+            out.print(
+                f"{len(suite.should_failures)} recommended (SHOULD) failures do not fail the run"
+            )
+        out.print(suite.summary_line, markup=False, highlight=False)
+    sys.exit(exit_status(suite))
 
 
 @conformance.command("check")
@@ -77,4 +198,59 @@ def check_command(as_json):
             click.echo(problem)
         if not problems:
             click.echo(f"{len(load_all())} scenarios: all valid")
+    raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
+
+
+@conformance.command("list")
+@click.option("--json", "as_json", is_flag=True, help="Print the expanded scenarios as JSON lines.")
+def list_command(as_json):
+    """List every test: ID, level, requirements (with --json: the whole expanded scenario,
+    what a harness in another language would run)."""
+    import json
+
+    from .scenarios import load_all
+
+    for s in load_all():
+        if as_json:
+            click.echo(json.dumps({**s.to_data(), "level": s.level}, sort_keys=True))
+        else:
+            click.echo(f"{s.id}\t{s.level}\t{' '.join(s.requirements)}")
+
+
+@click.group()
+def golden():
+    """Regenerate or check the golden fixtures (conformance/goldens)."""
+
+
+@golden.command("regenerate")
+@click.option(
+    "--out", type=click.Path(file_okay=False), help="Write here instead of conformance/goldens."
+)
+def golden_regenerate(out):
+    """Run every scenario on the reference and write its final directory, the corrupt
+    fixtures and manifest.json. Deterministic: byte-identical on every run."""
+    from pathlib import Path
+
+    from .goldens import golden_dir, regenerate
+
+    target = Path(out) if out else golden_dir()
+    manifest = regenerate(target)
+    size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
+    click.echo(
+        f"{len(manifest['scenarios'])} scenarios, {len(manifest['corrupt'])} corrupt fixtures, {size} bytes in {target}"
+    )
+
+
+@golden.command("check")
+def golden_check():
+    """Fail (exit 1) when the checked-in goldens differ from a fresh regeneration."""
+    from .goldens import check
+
+    problems = check()
+    for problem in problems:
+        click.echo(problem)
+    if problems:
+        click.echo("goldens are stale: run `klogspec golden regenerate`")
+    else:
+        click.echo("goldens are fresh")
     raise SystemExit(EXIT_FAIL if problems else EXIT_OK)

@@ -220,14 +220,9 @@ def index_interval(family: dict, row: dict) -> Generated:
                 },
                 "steps": [
                     one(row["value_bytes"], timestamp=START, times=appends),
-                    {"files": {"offset_index": {"0.index": entries}}},
+                    {"files": {"offset_index": {"0.index": entries}}, "reqs": ["INDEX-7"]},
                     {"close": {}},
-                    {
-                        "files": {
-                            "offset_index": {"0.index": entries},
-                            "size": {"0.index": 8 * len(entries)},
-                        }
-                    },
+                    {"files": {"offset_index": {"0.index": entries}}, "reqs": ["INDEX-7"]},
                 ],
             },
         )
