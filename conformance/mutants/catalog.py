@@ -1,0 +1,401 @@
+"""The mutants: each is the reference with one realistic bug, and the requirement IDs the
+suite must fail it on. ``scenarios`` (globs) keep each mutant's run short."""
+
+from __future__ import annotations
+
+import dataclasses
+import struct
+
+from reference_impl import (
+    file_records,
+    leader_epoch,
+    local_log,
+    log,
+    log_validator,
+    retention,
+    roll,
+    segment,
+    time_index,
+)
+from reference_impl import files as naming
+from reference_impl.errors import Category, LogOperationError
+from reference_impl.fetch import FetchDataInfo
+from reference_impl.index import TimestampOffset
+
+from . import Mutant
+
+Seg = segment.LogSegment
+Log = log.Log
+_ORIGINAL = {
+    "conditions": roll.ROLL_CONDITIONS,
+    "append": Seg.append,
+    "read": Seg.read,
+    "truncate_to": Seg.truncate_to,
+    "close": Seg.close,
+    "log_read": Log.read,
+    "log_append": Log._append,
+    "log_truncate_to": Log.truncate_to,
+    "analyze": log_validator.analyze_and_validate_records,
+    "local_roll": local_log.LocalLog.roll,
+    "delete_files": local_log.delete_segment_files,
+    "prefix": naming.filename_prefix_from_offset,
+}
+
+
+def _conditions(**replace):
+    """ROLL_CONDITIONS with some conditions replaced (by name)."""
+    table = tuple((name, replace.get(name, holds)) for name, holds in _ORIGINAL["conditions"])
+    return [(roll, "ROLL_CONDITIONS", table)]
+
+
+def _time_condition(compare, waited=None, jitter=True, nonempty=True):
+    def holds(seg, p):
+        if nonempty and seg.size <= 0:
+            return False
+        w = (
+            waited(seg, p)
+            if waited
+            else seg.time_waited_for_roll(p.now, p.max_timestamp_in_messages)
+        )
+        limit = p.max_segment_ms - (seg.roll_jitter_ms if jitter else 0)
+        return compare(w, limit)
+
+    return holds
+
+
+def _segment_append(compare, key_offset=None):
+    """LogSegment.append with another index-interval comparison or index key."""
+
+    def append(self, largest_offset, largest_timestamp, shallow_offset_of_max_timestamp, records):
+        if not records:
+            return
+        physical_position = self.log.size
+        if physical_position == 0:
+            self.rolling_based_timestamp = largest_timestamp
+        self.ensure_offset_in_range(largest_offset)
+        self.log.append(records)
+        self._touch()
+        if largest_timestamp > self.max_timestamp_so_far:
+            self.max_timestamp_and_offset_so_far = TimestampOffset(
+                largest_timestamp, shallow_offset_of_max_timestamp
+            )
+        if compare(self.bytes_since_last_index_entry, self.index_interval_bytes):
+            key = key_offset(records) if key_offset else largest_offset
+            self.offset_index.append(key, physical_position)
+            self.time_index.maybe_append(
+                self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
+            )
+            self.bytes_since_last_index_entry = 0
+        self.bytes_since_last_index_entry += len(records)
+
+    return [(Seg, "append", append)]
+
+
+def _inactive_without_trim(self):
+    self.time_index.maybe_append(
+        self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
+    )
+    if self.log.size < self.log.physical_size():
+        self.log.trim()
+
+
+def _truncate_keeping_index(self, offset):
+    mapping = self.translate_offset(offset)
+    truncated = 0 if mapping is None else self.log.truncate_to(mapping.position)
+    if self.log.size == 0:
+        self.created = self.clock.milliseconds()
+        self.rolling_based_timestamp = None
+    self.bytes_since_last_index_entry = 0
+    return truncated
+
+
+def _time_append_equal(self, timestamp, offset, skip_full_check=False):
+    if not skip_full_check and self.is_full():
+        raise LogOperationError(Category.INVALID_ARGUMENT, "full time index")
+    last = self.last_entry()
+    if timestamp >= last.timestamp and timestamp >= 0:
+        self.relative_offset(offset)
+        self._append_entry(TimestampOffset(timestamp, offset))
+
+
+def _read_with(**override):
+    def read(
+        self, start_offset, max_size, max_position=segment.SEGMENT_SIZE, min_one_message=False
+    ):
+        args = {"max_size": max_size, "min_one_message": min_one_message, **override}
+        return _ORIGINAL["read"](
+            self, start_offset, args["max_size"], max_position, args["min_one_message"]
+        )
+
+    return [(Seg, "read", read)]
+
+
+def _write_checkpoints_without_log_start(self):
+    from reference_impl import checkpoint_files as ckpt
+
+    root = self.dir.parent
+    ckpt.update_offset(
+        root / ckpt.RECOVERY_POINT_CHECKPOINT, self.topic, self.partition, self.recovery_point
+    )
+    ckpt.update_offset(root / ckpt.LOG_START_OFFSET_CHECKPOINT, self.topic, self.partition, None)
+
+
+def _log_read_ignoring_max_offset(
+    self, start_offset, max_bytes, max_offset=None, min_one_message=False
+):
+    return _ORIGINAL["log_read"](self, start_offset, max_bytes, None, min_one_message)
+
+
+def _log_read_below_start(self, start_offset, max_bytes, max_offset=None, min_one_message=False):
+    saved = self.log_start_offset
+    self.log_start_offset = min(saved, start_offset)
+    try:
+        return _ORIGINAL["log_read"](self, start_offset, max_bytes, max_offset, min_one_message)
+    finally:
+        self.log_start_offset = saved
+
+
+def _log_read_above_leo_empty(
+    self, start_offset, max_bytes, max_offset=None, min_one_message=False
+):
+    if start_offset > self.log_end_offset:
+        return FetchDataInfo(self.log_end_offset_metadata)
+    return _ORIGINAL["log_read"](self, start_offset, max_bytes, max_offset, min_one_message)
+
+
+def _set_max_timestamp_keeping_crc(raw, timestamp_type, max_timestamp):
+    buf = bytearray(raw)
+    (attributes,) = struct.unpack_from(">h", buf, 21)
+    attributes = (attributes & ~0x08) | (0x08 if timestamp_type.value == 1 else 0)
+    struct.pack_into(">h", buf, 21, attributes)
+    struct.pack_into(">q", buf, 35, max_timestamp)
+    return bytes(buf)
+
+
+def _analyze(**override):
+    def analyze(records, **kwargs):
+        if "zero_client_base" in override and kwargs["origin"] is log_validator.AppendOrigin.CLIENT:
+            records = bytes(8) + records[8:] if len(records) >= 8 else records
+        for key in ("ignore_record_size",):
+            if key in override:
+                kwargs[key] = override[key]
+        if "max_message_bytes_delta" in override:
+            kwargs["max_message_bytes"] += override["max_message_bytes_delta"]
+        return _ORIGINAL["analyze"](records, **kwargs)
+
+    return [(log, "analyze_and_validate_records", analyze)]
+
+
+def _append_refusing_exact_segment(
+    self, records, origin, assign_offsets, leader_epoch, ignore_record_size
+):
+    if self.config.segment_bytes <= len(records) and not self.closed:
+        raise LogOperationError(Category.RECORD_BATCH_TOO_LARGE, "set of segment_bytes or more")
+    return _ORIGINAL["log_append"](
+        self, records, origin, assign_offsets, leader_epoch, ignore_record_size
+    )
+
+
+def _append_refusing_gaps(self, records, origin, assign_offsets, leader_epoch, ignore_record_size):
+    if not assign_offsets and len(records) >= 17 and records[16] == 2 and not self.closed:
+        (first,) = struct.unpack_from(">q", records, 0)
+        if first > self.log_end_offset:
+            raise LogOperationError(Category.UNEXPECTED_APPEND_OFFSET, "gap refused")
+    return _ORIGINAL["log_append"](
+        self, records, origin, assign_offsets, leader_epoch, ignore_record_size
+    )
+
+
+def _append_without_flush_messages(
+    self, records, origin, assign_offsets, leader_epoch, ignore_record_size
+):
+    saved = self.config
+    self.config = dataclasses.replace(saved, flush_messages=2**63 - 1)
+    try:
+        return _ORIGINAL["log_append"](
+            self, records, origin, assign_offsets, leader_epoch, ignore_record_size
+        )
+    finally:
+        self.config = saved
+
+
+def _truncate_keeping(attribute_path):
+    def truncate_to(self, target_offset):
+        owner = self.local_log if attribute_path == "recovery_point" else self
+        saved = getattr(owner, attribute_path)
+        result = _ORIGINAL["log_truncate_to"](self, target_offset)
+        setattr(owner, attribute_path, saved)
+        self._write_checkpoints()
+        return result
+
+    return [(Log, "truncate_to", truncate_to)]
+
+
+def _local_truncate_leo_at_last_batch(self, target_offset):
+    deletable = self.segments.filter(lambda s: s.base_offset > target_offset)
+    self.remove_and_delete_segments(deletable)
+    self.segments.active_segment.truncate_to(target_offset)
+    self.update_log_end_offset(self.segments.active_segment.read_next_offset())
+    return deletable
+
+
+def _delete_at_once(segments, **kwargs):
+    return _ORIGINAL["delete_files"](segments, **{**kwargs, "async_delete": False})
+
+
+def _size_pass_strict(self):
+    retention_bytes = self.config.retention_bytes
+    if retention_bytes < 0 or self.size < retention_bytes:
+        return 0
+    excess = self.size - retention_bytes
+
+    def should_delete(seg, next_segment):
+        nonlocal excess
+        if excess - seg.size <= 0:
+            return False
+        excess -= seg.size
+        return True
+
+    return self._delete_old_segments(should_delete)
+
+
+def _time_pass_inclusive(self):
+    if self.config.retention_ms < 0:
+        return 0
+    now = self.clock.milliseconds()
+    return self._delete_old_segments(
+        lambda seg, nxt: now - seg.largest_timestamp() >= self.config.retention_ms
+    )
+
+
+def _close_without_time_entry(self):
+    self._lazy_offset_index.close()
+    self._lazy_time_index.close()
+    trims = self.log.size < self.log.physical_size()
+    self.log.close()
+    if trims:
+        self._touch()
+    self.txn_index.close()
+
+
+def _search_returning_batch_offset(self, target_timestamp, starting_position, starting_offset):
+    for batch in self.batches_from(starting_position):
+        if batch.max_timestamp >= target_timestamp:
+            for record in batch.records():
+                if record.timestamp >= target_timestamp and record.offset >= starting_offset:
+                    epoch = file_records._maybe_leader_epoch(batch.partition_leader_epoch)
+                    return file_records.TimestampAndOffset(
+                        record.timestamp, batch.base_offset, epoch
+                    )
+    return None
+
+
+def _maybe_roll_at_leo(self, messages_size, info):
+    segment_ = self.segments.active_segment
+    params = roll.RollParams(
+        self.config.segment_ms, self.config.segment_bytes, info.max_timestamp, info.last_offset,
+        messages_size, self.clock.milliseconds(),
+    )  # fmt: skip
+    return self._roll(None) if segment_.should_roll(params) else segment_
+
+
+def _roll_with_eager_indexes(self, expected_next_offset=None):
+    new_segment = _ORIGINAL["local_roll"](self, expected_next_offset)
+    new_segment.offset_index  # noqa: B018 - opening the lazy index creates its file
+    new_segment.time_index  # noqa: B018
+    return new_segment
+
+
+def _first_offset(records: bytes) -> int:
+    return struct.unpack_from(">q", records, 0)[0]
+
+
+ALL = ("*",)
+CATALOG = (
+    # --- roll (roll.md Table 1) ---
+    Mutant("roll-one-batch-late", "rolls only once the segment already holds segment_bytes", frozenset({"ROLL-2"}), ("roll.size.*",),
+           lambda: _conditions(size=lambda seg, p: seg.size >= p.max_segment_bytes)),
+    Mutant("roll-one-batch-early", "rolls when the append would make the segment exactly segment_bytes", frozenset({"ROLL-2"}), ("roll.size.*",),
+           lambda: _conditions(size=lambda seg, p: seg.size >= p.max_segment_bytes - p.messages_size)),
+    Mutant("roll-time-inclusive", ">= for > in the time condition", frozenset({"ROLL-3"}), ("roll.time.*",),
+           lambda: _conditions(time=_time_condition(lambda w, limit: w >= limit))),
+    Mutant("roll-time-wall-clock-only", "time_waited is always now - created, never record time", frozenset({"ROLL-4"}), ("roll.time.*",),
+           lambda: _conditions(time=_time_condition(lambda w, limit: w > limit, waited=lambda seg, p: p.now - seg.created))),
+    Mutant("roll-time-without-jitter", "roll_jitter_ms ignored", frozenset({"ROLL-3"}), ("roll.time.*", "model.jitter.*"),
+           lambda: _conditions(time=_time_condition(lambda w, limit: w > limit, jitter=False))),
+    Mutant("roll-empty-segment-by-time", "an empty segment rolls by time", frozenset({"ROLL-3"}), ("roll.time.*",),
+           lambda: _conditions(time=_time_condition(lambda w, limit: w > limit, nonempty=False))),
+    Mutant("roll-ignores-full-offset-index", "never rolls for a full offset index", frozenset({"ROLL-5"}), ("roll.offset-index-full.*",),
+           lambda: _conditions(offset_index_full=lambda seg, p: False)),
+    Mutant("time-index-without-reserved-slot", "the time index is full only at its capacity", frozenset({"ROLL-6"}), ("roll.time-index-full.*", "roll.index.*"),
+           lambda: [(time_index.TimeIndex, "is_full", lambda self: self.entries >= self.max_entries)]),
+    Mutant("roll-ignores-offset-range", "no roll for a set past base + 2^31 - 1", frozenset({"ROLL-7"}), ("roll.offset-range.*",),
+           lambda: _conditions(offset_overflow=lambda seg, p: False)),
+    Mutant("roll-base-at-leo", "an append's roll bases the new segment at the LEO, not the set's first offset", frozenset({"ROLL-11"}), ("roll.base.*", "roll.offset-range.*"),
+           lambda: [(Log, "maybe_roll", _maybe_roll_at_leo)]),
+    Mutant("eager-index-files", "a rolled-in segment's index files are created at once", frozenset({"ROLL-20"}), ("roll.lazy-indexes*", "flush.empty-active-left-out"),
+           lambda: [(local_log.LocalLog, "roll", _roll_with_eager_indexes)]),
+    # --- index ---
+    Mutant("index-interval-inclusive", ">= for > in the index interval", frozenset({"INDEX-7"}), ("index.interval.*",),
+           lambda: _segment_append(lambda since, interval: since >= interval)),
+    Mutant("index-keyed-by-first-offset", "an index entry names the append's first offset, not its last", frozenset({"INDEX-14"}), ("index.invariants.*", "index.placement.*"),
+           lambda: _segment_append(lambda since, interval: since > interval, key_offset=_first_offset)),
+    Mutant("index-not-trimmed-on-roll", "a roll does not trim the old segment's indexes", frozenset({"INDEX-4"}), ("roll.trim", "roll.size.worked-example"),
+           lambda: [(Seg, "on_become_inactive_segment", _inactive_without_trim)]),
+    Mutant("truncation-keeps-index-entries", "truncation leaves stale index entries", frozenset({"INDEX-6"}), ("index.truncate.*",),
+           lambda: [(Seg, "truncate_to", _truncate_keeping_index)]),
+    Mutant("time-index-accepts-equal-timestamps", "an entry whose timestamp equals the last one's is added", frozenset({"INDEX-10"}), ("index.time.*",),
+           lambda: [(time_index.TimeIndex, "maybe_append", _time_append_equal)]),
+    Mutant("file-name-padding-19", "segment files named with 19 digits instead of 20", frozenset({"MODEL-2"}), ("model.create.*",),
+           lambda: [(naming, "filename_prefix_from_offset", lambda offset: f"{offset:019d}")]),
+    # --- read ---
+    Mutant("read-ignores-max-bytes", "max_bytes ignored: the whole segment is returned", frozenset({"READ-14"}), ("read.size.*",),
+           lambda: _read_with(max_size=2**31 - 1)),
+    Mutant("read-ignores-min-one-message", "min_one_message ignored", frozenset({"READ-13"}), ("read.size.*", "read.max-bytes.*"),
+           lambda: _read_with(min_one_message=False)),
+    Mutant("read-ignores-max-offset", "max_offset ignored", frozenset({"READ-5"}), ("read.max-offset.*",),
+           lambda: [(Log, "read", _log_read_ignoring_max_offset)]),
+    Mutant("read-below-log-start", "reads below the log start offset are served", frozenset({"READ-1"}), ("read.range.*", "read.out-of-range.*"),
+           lambda: [(Log, "read", _log_read_below_start)]),
+    Mutant("read-above-leo-is-empty", "a read above the LEO returns nothing instead of an error", frozenset({"READ-2"}), ("read.range.*", "read.out-of-range.*"),
+           lambda: [(Log, "read", _log_read_above_leo_empty)]),
+    Mutant("timestamp-lookup-batch-offset", "a timestamp lookup returns the batch's base offset, not the record's", frozenset({"READ-16"}), ("read.time.*",),
+           lambda: [(file_records.FileRecords, "search_for_timestamp", _search_returning_batch_offset)]),
+    # --- append ---
+    Mutant("leader-keeps-stale-crc", "maxTimestamp corrected without recomputing the CRC", frozenset({"APPEND-17"}), ("append.leader.*", "model.clock.*"),
+           lambda: [(log_validator, "set_max_timestamp", _set_max_timestamp_keeping_crc)]),
+    Mutant("leader-accepts-nonzero-base-offset", "a leader takes a batch whose baseOffset is not 0", frozenset({"APPEND-5"}), ("append.leader.*",),
+           lambda: _analyze(zero_client_base=True)),
+    Mutant("max-message-bytes-off-by-one", "a batch of exactly max_message_bytes is refused", frozenset({"APPEND-6"}), ("append.leader.max-message-bytes",),
+           lambda: _analyze(max_message_bytes_delta=-1)),
+    Mutant("follower-checks-max-message-bytes", "followers are held to max_message_bytes", frozenset({"APPEND-6"}), ("append.follower.*",),
+           lambda: _analyze(ignore_record_size=False)),
+    Mutant("set-of-segment-bytes-refused", "a set of exactly segment_bytes is refused", frozenset({"APPEND-21"}), ("append.set-size.*",),
+           lambda: [(Log, "_append", _append_refusing_exact_segment)]),
+    Mutant("follower-refuses-gaps", "a follower set starting above the LEO is refused", frozenset({"APPEND-18"}), ("append.follower.*",),
+           lambda: [(Log, "_append", _append_refusing_gaps)]),
+    Mutant("flush-messages-ignored", "flush_messages never triggers a flush", frozenset({"APPEND-25"}), ("append.flush.*",),
+           lambda: [(Log, "_append", _append_without_flush_messages)]),
+    # --- truncation ---
+    Mutant("truncate-keeps-log-start", "truncation never lowers the log start offset", frozenset({"TRUNC-7"}), ("truncate.*",),
+           lambda: _truncate_keeping("log_start_offset")),
+    Mutant("truncate-keeps-recovery-point", "truncation leaves the recovery point above the LEO", frozenset({"TRUNC-10"}), ("truncate.*", "model.recovery-point.*"),
+           lambda: _truncate_keeping("recovery_point")),
+    Mutant("truncate-leo-at-last-batch", "the LEO after truncation is the end of the kept batches", frozenset({"TRUNC-6"}), ("truncate.*",),
+           lambda: [(local_log.LocalLog, "truncate_to", _local_truncate_leo_at_last_batch)]),
+    # --- retention, flush, checkpoints, epochs ---
+    Mutant("deleted-files-removed-at-once", "file_delete_delay_ms ignored", frozenset({"RET-14"}), ("model.scheduler.*", "retention.start.*"),
+           lambda: [(local_log, "delete_segment_files", _delete_at_once)]),
+    Mutant("retention-size-off-by-one", "a segment is deleted by size only when the excess stays above 0", frozenset({"RET-8"}), ("retention.size.*",),
+           lambda: [(retention.LogRetention, "_delete_retention_size_breached_segments", _size_pass_strict)]),
+    Mutant("retention-time-inclusive", ">= for > in the time pass", frozenset({"RET-7"}), ("retention.time.*",),
+           lambda: [(retention.LogRetention, "_delete_retention_ms_breached_segments", _time_pass_inclusive)]),
+    Mutant("flush-does-not-move-recovery-point", "a flush never raises the recovery point", frozenset({"FLUSH-5"}), ("flush.recovery-point.*",),
+           lambda: [(local_log.LocalLog, "mark_flushed", lambda self, offset: None)]),
+    Mutant("close-without-final-time-entry", "close does not append the largest timestamp to the time index", frozenset({"FLUSH-8"}), ("flush.close.*",),
+           lambda: [(Seg, "close", _close_without_time_entry)]),
+    Mutant("log-start-offset-not-persisted", "the log start offset is never written to its checkpoint", frozenset({"CKPT-B-6"}), ("flush.close.*",),
+           lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
+    Mutant("epoch-cache-not-truncated", "truncation leaves the leader epoch cache as it was", frozenset({"LEPOCH-6"}), ("epoch.*",),
+           lambda: [(leader_epoch.LeaderEpochFileCache, "truncate_from_end", lambda self, end_offset: None)]),
+)  # fmt: skip
