@@ -326,7 +326,7 @@ def test_requirement_anchors_and_citations():
         "spec/behaviour/roll.md",
         {"ROLL-3": "spec/behaviour/roll.md", "ROLL-4": "spec/behaviour/roll.md"},
     )
-    assert "rolls ([ROLL-4](#ROLL-4))" in linked
+    assert "rolls ([ROLL-4](#ROLL-4){ .klog-cite })" in linked
     assert "<strong>ROLL-3</strong></a>" in linked  # the definition is not linked again
     assert "`ROLL-4` in code, [ROLL-4](x.md) linked, UTF-8" in linked
 

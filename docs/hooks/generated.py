@@ -116,9 +116,13 @@ def _command_section(
     params = [p for p in command.get_params(ctx) if not getattr(p, "hidden", False)]
     if params:
         out += [
+            '<div class="klog-options" markdown="1">',
+            "",
             "| Argument or option | Meaning | Type | Default |",
             "| --- | --- | --- | --- |",
             *[_param_row(p, ctx) for p in params],
+            "",
+            "</div>",
             "",
         ]
     if isinstance(command, click.Group):

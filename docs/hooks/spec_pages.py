@@ -180,8 +180,8 @@ def link_citations(markdown: str, page_site_path: str, pages_by_id: dict[str, st
         if page is None:
             return rid
         if page == page_site_path:
-            return f"[{rid}](#{rid})"
-        return f"[{rid}]({posixpath.relpath(page, here)}#{rid})"
+            return f"[{rid}](#{rid}){{ .klog-cite }}"
+        return f"[{rid}]({posixpath.relpath(page, here)}#{rid}){{ .klog-cite }}"
 
     def transform(text: str) -> str:
         pieces: list[str] = []
@@ -213,7 +213,7 @@ def link_citations_html(html_text: str, page_url: str, urls_by_id: dict[str, str
         if url is None:
             return rid
         rel = posixpath.relpath(url.rstrip("/") or ".", here)
-        return f'<a href="{rel}/#{rid}">{rid}</a>'
+        return f'<a class="klog-cite" href="{rel}/#{rid}">{rid}</a>'
 
     out: list[str] = []
     depth = 0
