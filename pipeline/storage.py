@@ -103,7 +103,7 @@ def read_all(path: str, limit: int | None = None) -> bytes:
 
 class RandomAccess:
     """Positional reads of one file through a read-ahead window; the ``source`` the
-    reference's BatchScanner reads from (``read(position, size)``)."""
+    reference's BatchScanner reads from (``read`` and ``view``, as its file source)."""
 
     def __init__(self, path: str) -> None:
         fs, inner = filesystem(path)
@@ -113,15 +113,20 @@ class RandomAccess:
         self.window = b""
         self.window_start = 0
 
-    def read(self, position: int, size: int) -> bytes:
+    def view(self, position: int, size: int) -> tuple[bytes, int]:
+        """A buffer holding the bytes of ``[position, position + size)`` (the window, moved
+        there unless it already holds them) and where they start in it."""
         offset = position - self.window_start
-        if offset >= 0 and offset + size <= len(self.window):
-            return self.window[offset : offset + size]
+        if offset < 0 or offset + size > len(self.window):
+            self.window = self.handle.read_at(max(WINDOW, size), position)
+            self.window_start, offset = position, 0
+        return self.window, offset
+
+    def read(self, position: int, size: int) -> bytes:
         if size > WINDOW:
             return self.handle.read_at(size, position)
-        self.window = self.handle.read_at(WINDOW, position)
-        self.window_start = position
-        return self.window[:size]
+        window, offset = self.view(position, size)
+        return window[offset : offset + size]
 
     def close(self) -> None:
         self.handle.close()
