@@ -60,7 +60,7 @@ def measure(ctx: Context) -> Figure:
         baseline_label="buffered file writes of the same batches",
         target=TARGET,
         details={"bytes": total, "batches": count, "records_per_batch": template.count,
-                 "seconds": round(seconds, 4), "baseline_seconds": round(base, 4)},
+                 **ctx.timings(seconds, base)},
     )  # fmt: skip
 
 

@@ -60,8 +60,7 @@ def measure(ctx: Context, codec: Compression) -> Figure:
         baseline_label="kafka-python 3 MemoryRecords / DefaultRecordBatch",
         target=TARGET,
         details={"records": records, "batches": count, "bytes": len(data),
-                 "records_per_batch": template.count, "seconds": round(ours, 4),
-                 "baseline_seconds": round(base, 4)},
+                 "records_per_batch": template.count, **ctx.timings(ours, base)},
     )  # fmt: skip
 
 

@@ -1,7 +1,8 @@
 """Figure 6: peak resident memory of ``verify``, ``dump`` and ``recover`` on a big segment.
 
-Each command runs in a child process on one segment of 16 KiB batches (2 GiB less one
-batch, the most a segment can hold, in a full run) with a torn tail; its peak RSS is its
+Each command runs in a child process on the crashed log of figure 4, one segment of 16 KiB
+batches (2 GiB less one batch, the most a segment can hold, in a full run) with a torn
+tail and the indexes the crash left; its peak RSS is its
 VmHWM (Linux), which the child reports as it exits. The *baseline* is the same command on
 a one-batch copy of the log, in the same run: the interpreter, imports and fixed buffers.
 A ratio near 1 means the command streams; the target is on our own peak: under 200 MiB.
@@ -20,11 +21,11 @@ import sys
 import tempfile
 import time
 
+from .bench_recover import LOG_NAME, crashed_log
 from .harness import REPO, Context, Figure, Target
-from .workload import KiB, MiB, batch_template, format_size, write_segment
+from .workload import KiB, MiB, batch_template, format_size
 
 TARGET = Target("ours", "<", 200, "MiB")
-LOG_NAME = "00000000000000000000.log"
 COMMANDS = ("verify", "dump", "recover")  # recover last: it cuts the torn tail
 PEAK_FILE_VARIABLE = "KLOGSPEC_BENCH_PEAK_FILE"
 _REPORT_PEAK = f"""
@@ -81,8 +82,8 @@ def measure_all(ctx: Context) -> list[Figure]:
     big, small = root / "big" / "bench-0", root / "small" / "bench-0"
     big.mkdir(parents=True)
     small.mkdir(parents=True)
-    segment = write_segment(str(big / LOG_NAME), template, ctx.memory_size, torn_tail=True)
-    write_segment(str(small / LOG_NAME), template, template.size, torn_tail=True)
+    segment = crashed_log(big, template, ctx.memory_size)
+    crashed_log(small, template, template.size)
     figures = []
     big_commands, small_commands = commands(str(big)), commands(str(small))
     for name in COMMANDS:

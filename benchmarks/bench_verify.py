@@ -60,7 +60,7 @@ def measure(ctx: Context, batch_bytes: int, name: str, *, target: Target | None)
         baseline_label="crc32c package over the same file, 1 MiB preads",
         target=target,
         details={"bytes": segment.size, "batches": segment.batches, "batch_bytes": batch_bytes,
-                 "seconds": round(ours, 4), "baseline_seconds": round(base, 4)},
+                 **ctx.timings(ours, base)},
     )  # fmt: skip
 
 

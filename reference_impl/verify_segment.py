@@ -227,15 +227,16 @@ class _SegmentScan:
         if first is False:
             self._invalid_at(batch.position)
             return
-        self._order(batch, first)
+        last = batch.last_offset
+        self._order(batch, first, last)
         if self.time_index is not None:
             known_first = first if first is not None else _after(self.last_offset, batch)
-            self.time_index.batch(
-                known_first, batch.last_offset, batch.max_timestamp, self.max_timestamp
-            )
-        self.max_timestamp = max(self.max_timestamp, batch.max_timestamp)
-        last = self.last_offset = batch.last_offset
-        self.max_last = last if self.max_last is None else max(self.max_last, last)
+            self.time_index.batch(known_first, last, batch.max_timestamp, self.max_timestamp)
+        if batch.max_timestamp > self.max_timestamp:
+            self.max_timestamp = batch.max_timestamp
+        self.last_offset = last
+        if self.max_last is None or last > self.max_last:
+            self.max_last = last
 
     def _records(self, batch: Batch):
         """The batch's first offset, decoding its records when deep or a control batch;
@@ -269,27 +270,25 @@ class _SegmentScan:
                         self.findings, batch.file, batch.position, record.offset, self.files.active
                     )
 
-    def _order(self, batch: Batch, first: int | None) -> None:
+    def _order(self, batch: Batch, first: int | None, last: int) -> None:
         """FRAME-13: offsets strictly increase; FRAME-14: none below the base offset; and the
         offsets missing inside or between batches (compaction's mark)."""
-        base, previous, last = self.files.base_offset, self.last_offset, batch.last_offset
-        where = {"position": batch.position, "offset": offset_field(batch)}
+        base, previous = self.files.base_offset, self.last_offset
         if first is not None and last < first:
-            self.findings.add(
-                "FRAME-13", Severity.ERROR, batch.file,
-                f"last offset {last} is below the batch's first offset {first}", **where,
-            )  # fmt: skip
+            self._order_error(
+                "FRAME-13", batch, f"last offset {last} is below the batch's first offset {first}"
+            )
         elif previous is not None and (first if first is not None else last) <= previous:
-            self.findings.add(
-                "FRAME-13", Severity.ERROR, batch.file,
+            self._order_error(
+                "FRAME-13", batch,
                 f"offsets {first if first is not None else '..'}-{last} do not follow the "
-                f"previous batch's last offset {previous}", **where,
+                f"previous batch's last offset {previous}",
             )  # fmt: skip
         elif not self.seen_first and first is not None and base is not None and first < base:
-            self.findings.add(
-                "FRAME-14", Severity.ERROR, batch.file,
+            self._order_error(
+                "FRAME-14", batch,
                 f"the first offset {first} is below the segment's base offset {base} "
-                "(the file name)", **where,
+                "(the file name)",
             )  # fmt: skip
         if first is not None:
             if previous is not None and first > previous + 1 and not self.after_invalid:
@@ -302,6 +301,12 @@ class _SegmentScan:
             self.first_offset, self.seen_first = first, True
         self.after_invalid = False
         self.delete_horizon |= batch.magic == 2 and batch.has_delete_horizon
+
+    def _order_error(self, rule: str, batch: Batch, message: str) -> None:
+        self.findings.add(
+            rule, Severity.ERROR, batch.file, message,
+            position=batch.position, offset=offset_field(batch),
+        )  # fmt: skip
 
     def _invalid_at(self, position: int) -> None:
         self.invalid += 1

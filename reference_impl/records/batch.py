@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from ..errors import Category, CorruptRecordError, KafkaLogError
 from .checksums import crc32c
 from .compression import DEFAULT_DECOMPRESSION_LIMIT, Compression, codec_for_id, decompress
-from .record import Header, Record, TimestampType, increment_sequence
+from .record import INT32_MAX, Header, Record, TimestampType, increment_sequence
 from .varint import decode_varint, decode_varlong
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
@@ -174,11 +174,12 @@ class RecordBatch:
         if self.records_count == 0:
             return []  # Kafka does not look at the bytes of an empty batch
         try:
-            payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
             codec = self.compression
-            if codec is not Compression.NONE:
-                payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
-            return _decode_records(self, bytes(payload))
+            if codec is Compression.NONE:  # decoded in place: no copy of the records
+                return decode_records_fast(self, self.raw, RECORD_BATCH_OVERHEAD)
+            payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
+            payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
+            return decode_records_fast(self, payload, 0)
         except KafkaLogError as exc:
             # a position found while decoding is inside the (decompressed) record bytes,
             # not the file: report the batch's own position instead
@@ -186,10 +187,11 @@ class RecordBatch:
             raise exc.located(**where)
 
 
-def _decode_records(batch: RecordBatch, buf: bytes) -> list[Record]:
-    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom, with every reader check."""
+def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
+    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom, with every reader check:
+    the records of ``batch`` are ``buf[start:]``."""
     records = []
-    pos = 0
+    pos = start
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     for _ in range(batch.records_count):
         if pos >= len(buf):
@@ -226,16 +228,7 @@ def _decode_record(
     key, p = _read_bytes(buf, p, end, "key")
     value, p = _read_bytes(buf, p, end, "value")
     header_count, p = decode_varint(buf, p)
-    if header_count < 0 or header_count > end - p:
-        raise _invalid(f"invalid header count {header_count}")
-    headers = []
-    for _ in range(header_count):
-        key_size, p = decode_varint(buf, p)
-        if key_size < 0 or p + key_size > end:
-            raise _invalid(f"invalid header key size {key_size}")  # REC: null header key
-        header_key = buf[p : p + key_size]
-        header_value, p = _read_bytes(buf, p + key_size, end, "header value")
-        headers.append(Header(header_key, header_value))
+    headers, p = _read_headers(buf, p, end, header_count)
     if p != end:
         raise _invalid(f"record declared {length} body bytes but {p - (end - length)} were read")
     offset = batch.base_offset + offset_delta
@@ -244,10 +237,114 @@ def _decode_record(
     )
     timestamp = batch.max_timestamp if log_append else batch.base_timestamp + timestamp_delta
     record = Record(
-        offset, timestamp, key, value, tuple(headers), sequence, attributes,
+        offset, timestamp, key, value, headers, sequence, attributes,
         offset_delta, timestamp_delta,
     )  # fmt: skip
     return record, end
+
+
+def _read_headers(buf: bytes, p: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
+    """``count`` headers from ``p``, none past ``end``, the record's end."""
+    if count < 0 or count > end - p:
+        raise _invalid(f"invalid header count {count}")
+    headers = []
+    for _ in range(count):
+        key_size, p = decode_varint(buf, p)
+        if key_size < 0 or p + key_size > end:
+            raise _invalid(f"invalid header key size {key_size}")  # REC: null header key
+        header_key = buf[p : p + key_size]
+        header_value, p = _read_bytes(buf, p + key_size, end, "header value")
+        headers.append(Header(header_key, header_value))
+    return tuple(headers), p
+
+
+# --- the same decoder, fast --------------------------------------------------------------
+
+# zigzag values of the one-byte varints (high bit clear), most lengths, deltas and counts
+_ZIGZAG = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
+
+
+class _NotWellFormed(Exception):
+    """Raised by the fast decoder on anything the readable one should judge."""
+
+
+def decode_records_fast(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
+    """``decode_records``, about three times faster on well-formed records: one-byte varints
+    are decoded inline (a table lookup), each check is folded into one test, records are
+    built as plain tuples. On anything else (a failed check, a longer varint error, a short
+    buffer) the readable decoder decodes the batch again, so the records and every error
+    are the readable decoder's; tests/test_records_fast.py compares the two."""
+    try:
+        return _decode_well_formed(batch, buf, start)
+    except (_NotWellFormed, IndexError, KafkaLogError):
+        return decode_records(batch, buf, start)
+
+
+def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record]:
+    zigzag, new_record = _ZIGZAG, tuple.__new__
+    size = len(buf)
+    base_offset, base_timestamp, base_sequence = (
+        batch.base_offset, batch.base_timestamp, batch.base_sequence,
+    )  # fmt: skip
+    log_append_time = batch.attributes & TIMESTAMP_TYPE_MASK
+    records = []
+    for _ in range(batch.records_count):
+        byte = buf[pos]  # the record's length: one or, for 64 to 8191 bytes, two bytes
+        if byte < 0x80:
+            length, pos = zigzag[byte], pos + 1
+        elif buf[pos + 1] < 0x80:
+            raw = (byte & 0x7F) | buf[pos + 1] << 7
+            length, pos = (raw >> 1) ^ -(raw & 1), pos + 2
+        else:
+            length, pos = decode_varint(buf, pos)
+        end = pos + length
+        if length <= 0 or end > size:
+            raise _NotWellFormed
+        attributes, byte = buf[pos], buf[pos + 1]
+        if byte < 0x80:
+            timestamp_delta, pos = zigzag[byte], pos + 2
+        else:
+            timestamp_delta, pos = decode_varlong(buf, pos + 1)
+        byte = buf[pos]
+        offset_delta, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
+        byte = buf[pos]
+        key_size, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
+        if key_size < 0:
+            key = None
+        else:
+            key, pos = buf[pos : pos + key_size], pos + key_size
+        byte = buf[pos]  # the value's size: as the length
+        if byte < 0x80:
+            value_size, pos = zigzag[byte], pos + 1
+        elif buf[pos + 1] < 0x80:
+            raw = (byte & 0x7F) | buf[pos + 1] << 7
+            value_size, pos = (raw >> 1) ^ -(raw & 1), pos + 2
+        else:
+            value_size, pos = decode_varint(buf, pos)
+        if value_size < 0:
+            value = None
+        else:
+            value, pos = buf[pos : pos + value_size], pos + value_size
+        if buf[pos] == 0:  # no headers, the usual case
+            headers, pos = (), pos + 1
+        else:
+            header_count, pos = decode_varint(buf, pos)
+            headers, pos = _read_headers(buf, pos, end, header_count)
+        if pos != end:  # also catches a key or value that overran the record
+            raise _NotWellFormed
+        sequence = -1
+        if base_sequence >= 0:
+            sequence = base_sequence + offset_delta
+            if sequence > INT32_MAX:  # increment_sequence's wrap-around
+                sequence -= INT32_MAX + 1
+        timestamp = batch.max_timestamp if log_append_time else base_timestamp + timestamp_delta
+        records.append(new_record(Record, (
+            base_offset + offset_delta, timestamp, key, value, headers, sequence, attributes,
+            offset_delta, timestamp_delta,
+        )))  # fmt: skip
+    if pos != size:
+        raise _NotWellFormed
+    return records
 
 
 # --- in-place rewrites a broker makes (BATCH: fields outside the CRC) -----------------

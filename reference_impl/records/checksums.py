@@ -14,10 +14,9 @@ import zlib
 
 import crc32c as _crc32c
 
-
-def crc32c(data) -> int:
-    """CRC-32C (Castagnoli) of ``data``: v2 batches [21, end), snapshots [6, EOF)."""
-    return _crc32c.crc32c(data)
+# CRC-32C (Castagnoli) of ``data``: v2 batches [21, end), snapshots [6, EOF). The package's
+# function itself, not a wrapper: verify calls it once per batch.
+crc32c = _crc32c.crc32c
 
 
 def crc32(data) -> int:

@@ -21,6 +21,7 @@ instead of exhausting memory. Every failure is a typed CorruptRecordError.
 from __future__ import annotations
 
 import struct
+import threading
 import zlib
 from enum import IntEnum
 
@@ -50,14 +51,16 @@ class Compression(IntEnum):
         return self.name.lower()
 
 
+_CODECS = tuple(Compression)  # by id: a tuple index is cheaper than Compression(id)
+
+
 def codec_for_id(codec_id: int, magic: int) -> Compression:
     """Map an attributes codec id to a codec, rejecting ids 5-7 and zstd below v2."""
-    try:
-        codec = Compression(codec_id)
-    except ValueError:
+    if not 0 <= codec_id < len(_CODECS):
         raise CorruptRecordError(
             Category.UNSUPPORTED_COMPRESSION, f"unknown compression codec id {codec_id}"
-        ) from None
+        )
+    codec = _CODECS[codec_id]
     if codec is Compression.ZSTD and magic < 2:
         raise CorruptRecordError(
             Category.UNSUPPORTED_COMPRESSION, f"zstd is not allowed with magic {magic}"
@@ -290,11 +293,23 @@ def kafka_lz4_frame(data: bytes, magic: int = 2) -> bytes:
 _ZSTD_FEED = 256  # compressed bytes fed per step: bounds how far one step can overshoot
 
 
+_zstd_per_thread = threading.local()
+
+
+def _zstd_decompressor() -> zstandard.ZstdDecompressor:
+    """This thread's decompressor: making one costs as much as inflating a 16 KiB batch,
+    and python-zstandard's may not be shared between threads."""
+    decompressor = getattr(_zstd_per_thread, "decompressor", None)
+    if decompressor is None:
+        decompressor = _zstd_per_thread.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
+
+
 def _unzstd(data: bytes, limit: int) -> bytes:
     sink = _Sink("zstd", limit)
     remaining = data
     while remaining:
-        decoder = zstandard.ZstdDecompressor().decompressobj()
+        decoder = _zstd_decompressor().decompressobj()  # a new stream: the state is reset
         view = memoryview(remaining)
         try:
             for start in range(0, len(view), _ZSTD_FEED):

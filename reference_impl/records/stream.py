@@ -37,6 +37,11 @@ class _BytesSource:
     def __init__(self, data) -> None:
         self.data = data
 
+    def view(self, position: int, size: int):
+        """A buffer holding the bytes of ``[position, position + size)``, and where they
+        start in it (no copy)."""
+        return self.data, position
+
     def read(self, position: int, size: int) -> bytes:
         return bytes(self.data[position : position + size])
 
@@ -52,15 +57,20 @@ class _FileSource:
         self.window = b""
         self.window_start = 0
 
-    def read(self, position: int, size: int) -> bytes:
+    def view(self, position: int, size: int) -> tuple[bytes, int]:
+        """The window, moved to ``position`` unless it holds ``size`` bytes from there, and
+        where they start in it."""
         offset = position - self.window_start
-        if offset >= 0 and offset + size <= len(self.window):
-            return self.window[offset : offset + size]
+        if offset < 0 or offset + size > len(self.window):
+            self.window = os.pread(self.fd, CHUNK_SIZE, position)
+            self.window_start, offset = position, 0
+        return self.window, offset
+
+    def read(self, position: int, size: int) -> bytes:
         if size > CHUNK_SIZE:
             return os.pread(self.fd, size, position)
-        self.window = os.pread(self.fd, CHUNK_SIZE, position)
-        self.window_start = position
-        return self.window[:size]
+        window, offset = self.view(position, size)
+        return window[offset : offset + size]
 
 
 class BatchScanner:
@@ -92,9 +102,9 @@ class BatchScanner:
     def __iter__(self) -> Iterator[Batch]:
         position = self.start
         while position < self.end - HEADER_SIZE_UP_TO_MAGIC:
-            prefix = self.source.read(position, HEADER_SIZE_UP_TO_MAGIC)
-            offset, size = _PREFIX.unpack_from(prefix, 0)
-            magic = prefix[16]
+            prefix, at = self.source.view(position, HEADER_SIZE_UP_TO_MAGIC)
+            offset, size = _PREFIX.unpack_from(prefix, at)
+            magic = prefix[at + 16]
             if size < MIN_ENTRY_SIZE:  # a framing error: no offset (ERR-4)
                 raise CorruptRecordError(
                     Category.INVALID_BATCH_SIZE,
@@ -105,8 +115,10 @@ class BatchScanner:
                 return  # FRAME: an entry only partly present ends the walk quietly
             raw = self.source.read(position, LOG_OVERHEAD + size)
             batch = parse_entry(raw, magic, position=position, file=self.file, offset=offset)
-            self._check_size(size, position, offset)  # ERR-5: after magic and minimum size
-            self._check_offset_range(batch, offset)
+            if self.max_message_bytes is not None:  # ERR-5: after magic and minimum size
+                self._check_size(size, position, offset)
+            if self.base_offset is not None:
+                self._check_offset_range(batch, offset)
             yield batch
             position += LOG_OVERHEAD + size
             self.valid_bytes = position
@@ -117,7 +129,7 @@ class BatchScanner:
 
     def _check_size(self, size: int, position: int, offset: int) -> None:
         """FRAME-11: an entry longer than max.message.bytes is refused before it is read."""
-        if self.max_message_bytes is not None and LOG_OVERHEAD + size > self.max_message_bytes:
+        if LOG_OVERHEAD + size > self.max_message_bytes:
             raise CorruptRecordError(
                 Category.RECORD_TOO_LARGE,
                 f"entry of {LOG_OVERHEAD + size} bytes exceeds max.message.bytes "
@@ -127,8 +139,6 @@ class BatchScanner:
 
     def _check_offset_range(self, batch: Batch, offset: int) -> None:
         """FRAME-12: the last offset must fit an int32 relative to the segment's base offset."""
-        if self.base_offset is None:
-            return
         relative = batch.last_offset - self.base_offset
         if not 0 <= relative <= INT32_MAX:
             raise CorruptRecordError(

@@ -1,0 +1,152 @@
+"""The fast record decoder against the readable one (batch.py, decode_records_fast).
+
+``RecordBatch.records()`` decodes through ``decode_records_fast``, which handles
+well-formed records itself and hands anything else to ``decode_records``, the readable
+DefaultRecord.readFrom. These tests hold the two together:
+
+* on every well-formed batch (hypothesis: keys, values and header values of every varint
+  width, nulls, timestamp and offset gaps, LogAppendTime, sequences that wrap), the fast
+  path alone (``_decode_well_formed``) gives exactly the readable decoder's records;
+* on hostile record bytes (the same batches, mutated), ``decode_records_fast`` gives the
+  readable decoder's records or the same error;
+* on every v2 batch of the real-broker corpus, the two agree.
+"""
+
+from __future__ import annotations
+
+import struct
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.records import (
+    Compression,
+    Header,
+    RecordBatch,
+    SimpleRecord,
+    TimestampType,
+    build_record_batch,
+    decompress,
+    iter_file_batches,
+)
+from reference_impl.records.batch import (
+    RECORD_BATCH_OVERHEAD,
+    _decode_well_formed,
+    decode_records,
+    decode_records_fast,
+)
+from reference_impl.records.record import INT32_MAX
+
+CASES = settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+# sizes around the varint widths: 1 byte up to 63, 2 bytes up to 8191, 3 bytes from 8192
+SIZES = st.sampled_from([0, 1, 5, 63, 64, 100, 1024, 8191, 8192, 9000])
+blobs = st.one_of(st.none(), SIZES.flatmap(lambda n: st.binary(min_size=n, max_size=n)))
+headers = st.lists(
+    st.builds(Header, st.binary(max_size=70), blobs), max_size=3
+).map(tuple)  # fmt: skip
+
+
+@st.composite
+def batches(draw) -> bytes:
+    count = draw(st.integers(1, 6))
+    first = draw(st.integers(0, 2**41))
+    records = [
+        SimpleRecord(
+            value=draw(blobs), key=draw(blobs), headers=draw(headers),
+            timestamp=first + draw(st.sampled_from([0, 1, 63, 64, 10_000, 2**40])),
+        )
+        for _ in range(count)
+    ]  # fmt: skip
+    if draw(st.booleans()):  # compaction's offset gaps
+        deltas = sorted(draw(st.sets(st.integers(0, 20_000), min_size=count, max_size=count)))
+        records = [
+            SimpleRecord(r.value, r.key, r.timestamp, r.headers, delta)
+            for r, delta in zip(records, deltas, strict=True)
+        ]
+    log_append = draw(st.booleans())
+    return build_record_batch(
+        records,
+        base_offset=draw(st.integers(0, 2**50)),
+        base_sequence=draw(st.sampled_from([-1, 0, 7, INT32_MAX - 3, INT32_MAX])),
+        producer_id=1,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
+        log_append_time=first + 5 if log_append else None,
+    )
+
+
+def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):
+    try:
+        return "records", decoder(batch, buf, start)
+    except KafkaLogError as exc:
+        return "error", exc.category, exc.message
+
+
+@pytest.mark.req("REC-1")
+@CASES
+@given(batches())
+def test_fast_path_alone_decodes_well_formed_batches_as_the_readable_decoder(raw):
+    batch = RecordBatch.from_bytes(raw)
+    expected = decode_records(batch, raw, RECORD_BATCH_OVERHEAD)
+    assert _decode_well_formed(batch, raw, RECORD_BATCH_OVERHEAD) == expected
+    assert batch.records() == expected
+
+
+@st.composite
+def mutated(draw) -> tuple[bytes, int]:
+    """A well-formed batch whose record bytes were overwritten, cut or extended, and maybe
+    a records count off by one."""
+    raw = bytearray(draw(batches()))
+    for _ in range(draw(st.integers(1, 4))):
+        if len(raw) <= RECORD_BATCH_OVERHEAD:
+            break
+        at = draw(st.integers(RECORD_BATCH_OVERHEAD, len(raw) - 1))
+        action = draw(st.sampled_from(["set", "cut", "insert"]))
+        if action == "set":
+            raw[at] = draw(st.integers(0, 255))
+        elif action == "cut":
+            del raw[at : at + draw(st.integers(1, 8))]
+        else:
+            raw[at:at] = draw(st.binary(min_size=1, max_size=8))
+    count = struct.unpack_from(">i", raw, 57)[0] + draw(st.sampled_from([0, 0, -1, 1]))
+    return bytes(raw), count
+
+
+@pytest.mark.req("REC-1", "REC-2", "REC-3")
+@CASES
+@given(mutated())
+def test_fast_decoder_gives_the_readable_decoders_records_or_error_on_hostile_bytes(case):
+    raw, count = case
+    if len(raw) <= RECORD_BATCH_OVERHEAD:
+        return
+    batch = RecordBatch.from_bytes(raw)
+    batch.records_count = count
+    readable = outcome(decode_records, batch, raw, RECORD_BATCH_OVERHEAD)
+    assert outcome(decode_records_fast, batch, raw, RECORD_BATCH_OVERHEAD) == readable
+    try:
+        fast_alone = _decode_well_formed(batch, raw, RECORD_BATCH_OVERHEAD)
+    except Exception:  # the fast path may give up on anything: the readable one judges it
+        return
+    assert readable == ("records", fast_alone)
+
+
+@pytest.mark.corpus
+def test_fast_and_readable_decoders_agree_on_the_corpus(corpus):
+    decoded = 0
+    for path in sorted(corpus.rglob("*.log")):
+        with open(path, "rb") as handle:
+            try:
+                found = [b for b in iter_file_batches(handle) if b.magic == 2 and b.is_valid]
+            except KafkaLogError:
+                continue  # the damaged files of the corpus: their whole batches are elsewhere
+        for batch in found:
+            if batch.records_count <= 0:
+                continue
+            buf, start = batch.raw, RECORD_BATCH_OVERHEAD
+            if batch.compression is not Compression.NONE:
+                buf, start = decompress(batch.compression, buf[start:], magic=2), 0
+            readable = outcome(decode_records, batch, buf, start)
+            assert outcome(decode_records_fast, batch, buf, start) == readable, path
+            decoded += readable[0] == "records"
+    assert decoded > 1000
