@@ -31,6 +31,7 @@ _SEGMENT_NAME = re.compile(
     r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)((?:\.deleted|\.cleaned|\.swap)?)$"
 )
 TEXT_FILES = {
+    ".kafka_cleanshutdown",
     "leader-epoch-checkpoint",
     "recovery-point-offset-checkpoint",
     "log-start-offset-checkpoint",

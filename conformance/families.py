@@ -369,3 +369,46 @@ def read_out_of_range(family: dict, row: dict) -> Generated:
         }
     )
     yield "", {"title": f"read at {row['start']}: OFFSET_OUT_OF_RANGE", "steps": steps}
+
+
+WORKLOADS = {
+    # three 100-byte batches at offsets 0..2 in segment 0, nothing flushed
+    "three": [one(32, timestamp=START + i) for i in range(3)],
+    # segment 0 (offsets 0..2) flushed by the roll, segment 3 (offsets 3..5) unflushed
+    "two-segments": [one(32, timestamp=START + i) for i in range(6)],
+    # a clean close, then the damage: the marker says no recovery is needed
+    "closed": [one(32, timestamp=START + i) for i in range(3)] + [{"close": {}}],
+}
+
+
+@generator
+def damage(family: dict, row: dict) -> Generated:
+    """The damage matrix: a workload, a crash (or a clean close), the row's damage, then
+    open. The reopened log must hold exactly the row's batches, take the next append at
+    its LEO, and close with every index invariant."""
+    workload = row.get("workload", "three")
+    steps = list(WORKLOADS[workload])
+    if workload != "closed":
+        steps.append({"crash": {}})
+    steps.append({"damage": row["damage"]})
+    steps.append({"open": {}, "expect": row["expect"]})
+    steps.append({"files": {"log": row["log"]}})
+    leo = row["expect"]["log_end_offset"]
+    steps.append(
+        {
+            "append": {"batch": {"value_bytes": 32, "timestamp": START + 10}},
+            "expect": {"first_offset": leo},
+        }
+    )
+    if row.get("crc_intact", True):
+        steps.append({"read": {"start_offset": 0}, "expect": {"crc_valid": True}})
+    steps.append({"close": {}})
+    yield (
+        "",
+        {
+            "title": row.get("title", f"recovery from {row['row']}"),
+            "failure_mode": row["row"],
+            "config": {"segment_bytes": 300, "index_interval_bytes": 0, **row.get("config", {})},
+            "steps": steps,
+        },
+    )

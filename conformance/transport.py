@@ -289,23 +289,25 @@ class SubprocessDriver(Driver):
         self._proc: subprocess.Popen | None = None
         self._lines: queue.Queue | None = None
         self._stderr = None
+        self._spare: tuple | None = None
 
-    def _start(self) -> None:
-        self._stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open while the testee runs
+    def _spawn(self) -> tuple[subprocess.Popen, queue.Queue, Any]:
+        stderr = tempfile.TemporaryFile()  # noqa: SIM115 - kept open while the testee runs
         env = {**os.environ, **self.spec.env}
         try:
-            self._proc = subprocess.Popen(
+            proc = subprocess.Popen(
                 self.spec.command,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
-                stderr=self._stderr,
+                stderr=stderr,
                 env=env,
                 start_new_session=True,
             )
         except OSError as exc:
+            stderr.close()
             raise TesteeFailure("crashed", f"cannot start {self.spec.command}: {exc}")
         lines: queue.Queue = queue.Queue()
-        stdout = self._proc.stdout
+        stdout = proc.stdout
 
         def pump() -> None:
             for line in iter(stdout.readline, b""):
@@ -313,7 +315,27 @@ class SubprocessDriver(Driver):
             lines.put(None)
 
         threading.Thread(target=pump, daemon=True, name="testee-stdout").start()
-        self._lines = lines
+        return proc, lines, stderr
+
+    def _start(self) -> None:
+        """Take the spare process (started while the last one ran, so its start-up cost is
+        already paid) or start one; then start the next spare. A crash scenario kills the
+        testee, so a fresh process is needed often."""
+        spare, self._spare = self._spare, None
+        if spare is not None and spare[0].poll() is not None:
+            self._discard(spare)
+            spare = None
+        self._proc, self._lines, self._stderr = spare or self._spawn()
+        try:
+            self._spare = self._spawn()
+        except TesteeFailure:
+            self._spare = None
+
+    @staticmethod
+    def _discard(spawned) -> None:
+        proc, _, stderr = spawned
+        _kill_process(proc)
+        stderr.close()
 
     def stderr_tail(self, limit: int = 2000) -> str:
         if self._stderr is None:
@@ -386,16 +408,26 @@ class SubprocessDriver(Driver):
     def _kill(self) -> None:
         proc, self._proc = self._proc, None
         if proc is not None:
-            try:
-                os.killpg(proc.pid, signal.SIGKILL)
-            except (ProcessLookupError, PermissionError):
-                proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                proc.wait(timeout=5)
-            for pipe in (proc.stdin, proc.stdout):
-                with contextlib.suppress(OSError):
-                    pipe.close()
+            _kill_process(proc)
         if self._stderr is not None:
             self._stderr.close()
             self._stderr = None
         self._lines = None
+
+    def shutdown(self) -> None:
+        self._kill()
+        if self._spare is not None:
+            self._discard(self._spare)
+            self._spare = None
+
+
+def _kill_process(proc: subprocess.Popen) -> None:
+    try:
+        os.killpg(proc.pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        proc.kill()
+    with contextlib.suppress(subprocess.TimeoutExpired):
+        proc.wait(timeout=5)
+    for pipe in (proc.stdin, proc.stdout):
+        with contextlib.suppress(OSError):
+            pipe.close()

@@ -7,8 +7,10 @@ import dataclasses
 import struct
 
 from reference_impl import (
+    clean_shutdown,
     file_records,
     leader_epoch,
+    loader,
     local_log,
     log,
     log_validator,
@@ -39,6 +41,8 @@ _ORIGINAL = {
     "local_roll": local_log.LocalLog.roll,
     "delete_files": local_log.delete_segment_files,
     "prefix": naming.filename_prefix_from_offset,
+    "recover": loader.recover_segment,
+    "opening": clean_shutdown.LogDirs.opening,
 }
 
 
@@ -306,6 +310,32 @@ def _roll_with_eager_indexes(self, expected_next_offset=None):
     return new_segment
 
 
+def _recover_keeping_torn_tail(segment_, *args, **kwargs):
+    """Recovery that cuts only what fails a check, keeping a partial last batch."""
+    before = segment_.log.slice(0, segment_.log.size).read_bytes()
+    truncated = _ORIGINAL["recover"](segment_, *args, **kwargs)
+    tail = before[segment_.log.size :]
+    if tail and len(tail) >= 12 and struct.unpack_from(">i", tail, 8)[0] + 12 > len(tail):
+        segment_.log.append(tail)
+        return 0
+    return truncated
+
+
+def _recover_dropping_one_more(segment_, *args, **kwargs):
+    """Recovery that, having cut a bad tail, also drops the valid batch before it."""
+    truncated = _ORIGINAL["recover"](segment_, *args, **kwargs)
+    if truncated:
+        batches = list(segment_.log.batches())
+        if batches:
+            truncated += segment_.truncate_to(batches[-1].base_offset)
+    return truncated
+
+
+def _opening_always_unclean(self, log_dir):
+    _ORIGINAL["opening"](self, log_dir)
+    return False
+
+
 def _first_offset(records: bytes) -> int:
     return struct.unpack_from(">q", records, 0)[0]
 
@@ -396,6 +426,13 @@ CATALOG = (
            lambda: [(Seg, "close", _close_without_time_entry)]),
     Mutant("log-start-offset-not-persisted", "the log start offset is never written to its checkpoint", frozenset({"CKPT-B-6"}), ("flush.close.*",),
            lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
+    # --- recovery ---
+    Mutant("recovery-keeps-torn-batch", "recovery keeps a partial last batch", frozenset({"FRAME-4"}), ("recovery.damage.*",),
+           lambda: [(loader, "recover_segment", _recover_keeping_torn_tail)]),
+    Mutant("recovery-drops-valid-batch", "recovery also drops the last valid batch before a bad one", frozenset({"FRAME-7"}), ("recovery.damage.*",),
+           lambda: [(loader, "recover_segment", _recover_dropping_one_more)]),
+    Mutant("recovery-ignores-clean-marker", "every open recovers, clean shutdown or not", frozenset({"CLEAN-1"}), ("recovery.damage.*",),
+           lambda: [(clean_shutdown.LogDirs, "opening", _opening_always_unclean)]),
     Mutant("epoch-cache-not-truncated", "truncation leaves the leader epoch cache as it was", frozenset({"LEPOCH-6"}), ("epoch.*",),
            lambda: [(leader_epoch.LeaderEpochFileCache, "truncate_from_end", lambda self, end_offset: None)]),
 )  # fmt: skip
