@@ -81,7 +81,7 @@ def on_files(files: Files, config) -> Files:
     return files
 
 
-WIDE_PAGES = {"kafka-test-map.md"}  # pages of wide tables: no left sidebar
+WIDE_PAGES = {"kafka-test-map.md", "requirements.md"}  # wide tables: no left sidebar
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
