@@ -254,3 +254,27 @@ def golden_check():
     else:
         click.echo("goldens are fresh")
     raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
+
+
+@conformance.command("requirements")
+@click.option(
+    "--out", type=click.Path(dir_okay=False), help="Write here (default: docs/requirements.md)."
+)
+@click.option("--check", is_flag=True, help="Exit 1 when the file differs from a fresh generation.")
+def requirements_command(out, check):
+    """Generate the requirement table: rule, level, scenarios, reference code."""
+    from pathlib import Path
+
+    from .traceability import requirement_table, requirements_doc_path
+
+    path = Path(out) if out else requirements_doc_path()
+    text = requirement_table()
+    if check:
+        fresh = path.is_file() and path.read_text(encoding="utf-8") == text
+        click.echo(
+            f"{path}: {'fresh' if fresh else 'stale: run `klogspec conformance requirements`'}"
+        )
+        raise SystemExit(EXIT_OK if fresh else EXIT_FAIL)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text, encoding="utf-8")
+    click.echo(f"wrote {path}")

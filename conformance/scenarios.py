@@ -58,6 +58,7 @@ class Scenario:
     features: list[str] = field(default_factory=list)
     failure_mode: str | None = None
     generated_by: str | None = None
+    family: str | None = None
     source: str = ""
 
     @property
@@ -95,6 +96,7 @@ class Scenario:
             data["failure_mode"] = self.failure_mode
         if self.generated_by:
             data["generated_by"] = self.generated_by
+            data["family"] = self.family
         return data
 
 
@@ -149,6 +151,7 @@ def _scenario(data: dict, defaults: dict, source: str) -> Scenario:
         features=list(data.get("features", ())),
         failure_mode=data.get("failure_mode"),
         generated_by=data.get("generated_by"),
+        family=data.get("family"),
         source=source,
     )
 
@@ -174,6 +177,7 @@ def expand_file(data: dict, source: str) -> list[tuple[dict, Scenario]]:
                         "requirements", list(row.get("requirements") or family["requirements"])
                     ),
                     "generated_by": family["generator"],
+                    "family": family["family"],
                     **partial,
                 }
                 raw["config"] = _merge(
