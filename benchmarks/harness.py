@@ -102,7 +102,7 @@ class Figure:
             f"{self.name:<16} ours {ours:>16}  baseline {base:>16}  ratio {ratio:>6}  "
             f"target {target:<18} {self.status}"
         )
-        return f"{text}  ({self.note})" if self.note and self.status in ("SKIP", "ERROR") else text
+        return f"{text}  ({self.note})" if self.note else text
 
 
 def _number(value: float | None, unit: str) -> str:
