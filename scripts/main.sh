@@ -1,10 +1,9 @@
 #!/usr/bin/env bash
-# The main job on embedded defaults. Until the conformance suite lands this writes an
-# example partition directory with the reference encoder and dumps it with klogspec.
+# The main job on embedded defaults: the conformance suite run on the bundled reference
+# implementation, in process and then as a JSON-lines subprocess testee (klogspec testee).
+# Extra arguments go to both runs (e.g. --only 'roll.*', --report FILE).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh >&2
-PYTHON=${PYTHON:-python3}
-out=${1:-build/example}
-"$PYTHON" scripts/make_example.py "$out"
-klogspec dump --deep "$out"
+klogspec conformance --impl reference --transport inproc --table none "$@"
+klogspec conformance --impl reference --transport subprocess "$@"
