@@ -124,17 +124,17 @@ def run_crash_points(recorded, tmp_path, slow: bool) -> Counts:
 
 
 @pytest.mark.req("RECOV-1", "RECOV-2", "RECOV-3", "RECOV-5", "RECOV-11", "RECOV-12", "RECOV-13")
-def test_crash_at_every_write(recorded, tmp_path):
+def test_crash_at_every_write(recorded, scratch):
     started = time.perf_counter()
-    counts = run_crash_points(recorded, tmp_path, slow=False)
+    counts = run_crash_points(recorded, scratch, slow=False)
     print(f"\n[{recorded[0]}] {counts} in {time.perf_counter() - started:.1f} s")
 
 
 @pytest.mark.slow
 @pytest.mark.req("RECOV-11", "RECOV-12", "RECOV-13")
-def test_crash_at_every_write_full(recorded, tmp_path):
+def test_crash_at_every_write_full(recorded, scratch):
     started = time.perf_counter()
-    counts = run_crash_points(recorded, tmp_path, slow=True)
+    counts = run_crash_points(recorded, scratch, slow=True)
     print(f"\n[{recorded[0]}] {counts} in {time.perf_counter() - started:.1f} s")
 
 

@@ -147,8 +147,12 @@ class Workload:
                 self._step("flush", OTHER, self.log.flush)
             if i == 14:
                 self._step("roll", OTHER, self.log.roll)
-            if i == 20:
-                target = self.log.log_end_offset - 12
+            if i == 20:  # to a batch boundary: inside a batch would leave a gap (quirk 9)
+                target = max(
+                    _base_offset(r)
+                    for r in self.model
+                    if _base_offset(r) <= self.log.log_end_offset - 12
+                )
                 self._step("truncate", TRUNCATE, lambda t=target: self._truncate(t))
             if i == 30:
                 self._step("retention", RETENTION, self._retention)
@@ -176,6 +180,11 @@ class Workload:
         first_base = self.log.log_segments()[0].base_offset
         self.model = [raw for raw in self.model if _last_offset(raw) >= first_base]
         assert self.model == self._batches_on_disk()
+
+
+def _base_offset(raw: bytes) -> int:
+    (batch,) = iter_batches(raw)
+    return batch.base_offset
 
 
 def _last_offset(raw: bytes) -> int:
