@@ -26,9 +26,9 @@ from reference_impl.files import (
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.quarantine import MANIFEST, QUARANTINE_DIR
-from reference_impl.recover_cli import recover_partition
+from reference_impl.quarantine import MANIFEST
 from reference_impl.records import iter_batches
+from reference_impl.recover_cli import recover_partition
 from reference_impl.verify import Severity
 from reference_impl.verify_run import verify_paths
 
