@@ -251,7 +251,8 @@ class LogLoader:
         return truncated
 
     def _recover_log(self) -> tuple[int, int]:
-        """RECOV-1, RECOV-5 to RECOV-7, LOAD-19, LOAD-20: (recovery point, next offset)."""
+        """RECOV-1, RECOV-5, RECOV-6, RECOV-8, RECOV-9, LOAD-19, LOAD-20: (recovery point, next
+        offset)."""
         if not self.had_clean_shutdown:
             unflushed = self.segments.values(self.recovery_point_checkpoint, LONG_MAX)
             for i, segment in enumerate(unflushed):

@@ -1,4 +1,4 @@
-"""Splitting a segment whose offsets overflow its base offset (spec/behaviour/recovery.md §5, RECOV-10).
+"""Splitting a segment whose offsets overflow its base offset (spec/behaviour/recovery.md §4, RECOV-10).
 
 An index entry stores ``offset - baseOffset`` as an int32, so a segment can hold only
 offsets in ``[base, base + 2^31 - 1]``. Old brokers' log cleaner could write segments

@@ -9,9 +9,9 @@ check on), every removed byte moved to the quarantine folder first (quarantine.p
 log end offset. The clean-shutdown marker of the log directory is left as it is: other
 partitions of the directory may need their own recovery.
 
-Exit status: 0 nothing to do; 1 something was recovered (or would be, with --dry-run);
-2 the command could not run (bad usage, no partition, a directory the loader refuses, a
-loader that did not follow the plan).
+Exit status (RECOV-17): 0 nothing to do; 1 something was recovered (or would be, with
+--dry-run); 2 the command could not run (bad usage, no partition, a directory the loader
+refuses, a loader that did not follow the plan). The marker is never touched (RECOV-18).
 """
 
 from __future__ import annotations

@@ -155,10 +155,11 @@ class _Planner:
         self.plan.actions.append(entry)
         return entry
 
-    def _delete(self, file: str, reason: Reason) -> None:
+    def _delete(self, file: str, reason: Reason, size: int | None = None) -> None:
+        """``size``: what is left of a .log an earlier step of the plan cut."""
         path = self.dir / file
-        size = path.stat().st_size
-        offsets = claimed_offsets(path) if classify(path).kind is FileKind.LOG else None
+        size = path.stat().st_size if size is None else size
+        offsets = claimed_offsets(path, 0, size) if classify(path).kind is FileKind.LOG else None
         self._add("delete", file, reason, bytes=size, offsets=offsets)
         self.files.discard(file)
 
@@ -333,13 +334,13 @@ class _Planner:
         return last.base if last.next_offset is None else last.next_offset
 
     def _delete_segment(self, base: int, reason: Reason) -> None:
-        del self.segments[base]
+        segment = self.segments.pop(base)
         for name in (
             log_file_name(base), offset_index_file_name(base),
             time_index_file_name(base), txn_index_file_name(base),
         ):  # fmt: skip
             if name in self.files:
-                self._delete(name, reason)
+                self._delete(name, reason, segment.size if name.endswith(LOG_FILE_SUFFIX) else None)
 
     # --- LOAD-18 to LOAD-22, and the close ---
     def _finish(self, end: int | None) -> None:

@@ -1,4 +1,4 @@
-"""Recovering one segment (spec/behaviour/recover.md): Kafka's LogSegment.recover.
+"""Recovering one segment (spec/behaviour/recovery.md §4): Kafka's LogSegment.recover.
 
 After a crash a segment's ``.log`` may end with a torn batch, garbage or a
 preallocated zero tail, and its indexes may be stale [LogSegment.recover]. Recovery
@@ -29,7 +29,7 @@ def recover_segment(
     leader_epoch_cache: LeaderEpochFileCache | None = None,
     before_truncate: Callable[[int, str | None], None] | None = None,
 ) -> int:
-    """INDEX-8: rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
+    """RECOV-2 to RECOV-4, RECOV-7, INDEX-8: rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
     batch; returns the number of bytes truncated.
 
     Per batch from position 0: the framing rules, ``ensure_valid`` (size and CRC) and

@@ -1,4 +1,4 @@
-"""The temporary-file pass of a load (spec/behaviour/recovery.md §3, LOAD-6 to LOAD-10).
+"""The temporary-file pass of a load (spec/behaviour/recovery.md §2, LOAD-6 to LOAD-10).
 
 Kafka replaces segments (log cleaning, the offset-overflow split) crash-safely
 [LocalLog.replaceSegments]: the new segments are written as ``.cleaned``, renamed

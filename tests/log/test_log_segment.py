@@ -164,7 +164,7 @@ def test_truncate_empty_segment(tmp_path, make, clock):
     assert reopened.should_roll(params)
 
 
-@pytest.mark.req("INDEX-7", "TRUNC-9")
+@pytest.mark.req("INDEX-7", "TRUNC-9", "LOAD-24")
 def test_reload_largest_timestamp_and_next_offset_after_truncation(make):
     num_messages = 30
     seg = make(40, 2 * len(legacy_records(0, "hello")) - 1)
@@ -209,6 +209,7 @@ def test_find_offset_by_timestamp(make):
     assert seg.find_offset_by_timestamp(399, 0).offset == 40  # before the first
 
 
+@pytest.mark.req("LOAD-24")
 def test_next_offset_calculation(make):
     seg = make(40)
     assert seg.read_next_offset() == 40
@@ -240,7 +241,7 @@ def write_nonsense(path, position: int, size: int) -> None:
     path.write_bytes(bytes(data))
 
 
-@pytest.mark.req("INDEX-8")
+@pytest.mark.req("INDEX-8", "RECOV-4")
 def test_recovery_fixes_corrupt_index(make):
     seg = make(0)
     for i in range(100):
@@ -253,6 +254,7 @@ def test_recovery_fixes_corrupt_index(make):
         assert records_of(read)[0].offset == i
 
 
+@pytest.mark.req("RECOV-7")
 def test_recovery_rebuilds_epoch_cache(make, tmp_path):
     seg = make(0)
     cache = LeaderEpochFileCache(tmp_path / "leader-epoch-checkpoint")
@@ -262,7 +264,7 @@ def test_recovery_rebuilds_epoch_cache(make, tmp_path):
     assert cache.epoch_entries() == [EpochEntry(0, 104), EpochEntry(1, 106), EpochEntry(2, 110)]
 
 
-@pytest.mark.req("INDEX-8", "INDEX-9")
+@pytest.mark.req("INDEX-8", "INDEX-9", "RECOV-4")
 def test_recovery_fixes_corrupt_time_index(make):
     seg = make(0)
     for i in range(100):
@@ -276,7 +278,7 @@ def test_recovery_fixes_corrupt_time_index(make):
             assert seg.find_offset_by_timestamp(i * 10 + 1, 0).offset == i + 1
 
 
-@pytest.mark.req("INDEX-8")
+@pytest.mark.req("INDEX-8", "RECOV-2", "RECOV-3")
 @pytest.mark.parametrize("corrupt_from", range(20))
 @pytest.mark.parametrize("shift", [0, 7, 14])
 def test_recovery_with_corrupt_message(tmp_path, corrupt_from, shift):
@@ -300,6 +302,7 @@ def open_preallocated(dir, clock, *, exists: bool = False) -> LogSegment:
     )  # fmt: skip
 
 
+@pytest.mark.req("APPEND-26")
 def test_create_with_init_file_size_append_message(tmp_path, clock):
     seg = open_preallocated(tmp_path, clock)
     seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
@@ -309,6 +312,7 @@ def test_create_with_init_file_size_append_message(tmp_path, clock):
     seg.close()
 
 
+@pytest.mark.req("APPEND-26", "FLUSH-9")
 def test_create_with_init_file_size_clear_shutdown(tmp_path, clock):
     seg = open_preallocated(tmp_path, clock)
     seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))

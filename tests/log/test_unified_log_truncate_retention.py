@@ -161,7 +161,7 @@ def test_should_truncate_leader_epoch_checkpoint_file_when_truncating_log(tmp_pa
     assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n0\n"
 
 
-@pytest.mark.req("TRUNC-4", "TRUNC-6")
+@pytest.mark.req("TRUNC-4", "TRUNC-6", "LOAD-1", "LOAD-17")
 def test_reopen_then_truncate(tmp_path, clock):
     size = len(singleton_records(b"test", clock.milliseconds()))
     config = dict(segment_bytes=5 * size, segment_index_bytes=1000, index_interval_bytes=10000)
@@ -424,7 +424,7 @@ def test_deletable_segments_iteration(tmp_path, clock):
     assert seen == list(range(10))
 
 
-@pytest.mark.req("CKPT-B-6")
+@pytest.mark.req("CKPT-B-6", "LOAD-18", "LOAD-20")
 def test_log_reinitialize_after_manual_delete(tmp_path, clock):
     """An empty partition directory with a log-start-offset checkpoint of 500."""
     (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\ntopic 0 500\n")
@@ -433,6 +433,7 @@ def test_log_reinitialize_after_manual_delete(tmp_path, clock):
     assert [s.base_offset for s in log.log_segments()] == [500]
 
 
+@pytest.mark.req("LOAD-11", "LOAD-24")
 def test_load_empty_log(tmp_path, clock):
     dir = tmp_path / "topic-0"
     dir.mkdir()

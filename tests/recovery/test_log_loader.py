@@ -22,7 +22,12 @@ from reference_impl.files import (
 )
 from reference_impl.load_events import LoadObserver, Reason
 from reference_impl.offset_overflow import split_overflowed_segment
-from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
+from reference_impl.records import (
+    SimpleRecord,
+    build_legacy_message_set,
+    build_record_batch,
+    iter_batches,
+)
 
 from .support import (
     MOCK_TIME_START,
@@ -54,7 +59,7 @@ def value(i: int, size: int = 100) -> bytes:
 # --- the clean-shutdown marker (#88, #89) ---
 
 
-@pytest.mark.req("LOAD-1", "LOAD-2", "LOAD-3", "RECOV-1")
+@pytest.mark.req("LOAD-1", "LOAD-2", "LOAD-3", "LOAD-11", "RECOV-1")
 def test_log_recovery_is_called_upon_broker_crash(tmp_path, clock):
     """A marker means clean; it is deleted by the load; a crash, or a load that fails, makes
     the next start unclean."""
@@ -581,7 +586,7 @@ def fake_clean(log, keep) -> None:
     )
 
 
-@pytest.mark.req("LOAD-6", "LOAD-7", "LOAD-8", "LOAD-9", "LOAD-10")
+@pytest.mark.req("LOAD-5", "LOAD-6", "LOAD-7", "LOAD-8", "LOAD-9", "LOAD-10")
 def test_recovery_after_crash(tmp_path, clock):
     """LogCleanerTest.testRecoveryAfterCrash: a crash 1) while the cleaned segment is .cleaned,
     2) partly renamed .swap, 3) all .swap with the old files not yet .deleted, 4) all .swap
@@ -697,3 +702,157 @@ def test_subdirectories_are_not_segments(tmp_path, clock):
     assert log.log_end_offset == 1
     assert (quarantine / offset_index_file_name(7)).exists()
     log.close()
+
+
+# --- the loading halves of catalogue cases 6.1 to 6.4 (#11, #77) ---
+
+
+@pytest.mark.req("RECOV-1", "RECOV-4", "LOAD-24")
+@pytest.mark.parametrize("magic", [2, 1])
+@pytest.mark.parametrize("records", [1, 2])
+def test_over_compacted_log_recovery(tmp_path, clock, magic, records):
+    """testOverCompactedLogRecovery, ...MultiRecord, ...MultiRecordV1: follower batches jumping
+    past Int.MAX from offset 0 roll to new segments (tests/log); recovering all of them finds
+    no overflow and every index's offsets fit its segment."""
+    config = LogConfig(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024)
+    log = open_log(tmp_path, clock, config)
+
+    def follower(offset: int, *values: bytes) -> bytes:
+        simple = [SimpleRecord(value=v) for v in values]
+        if magic == 2:
+            return build_record_batch(simple, base_offset=offset, partition_leader_epoch=0)
+        return build_legacy_message_set(simple, magic=1, base_offset=offset)
+
+    log.append_as_follower(follower(0, b"v1"))
+    offset = INT32_MAX + 2
+    for n in range(3):
+        values = [b"v%d" % (3 + n * records + k) for k in range(records)]
+        log.append_as_follower(follower(offset, *values))
+        offset += records
+    before = [b.raw for s in log.log_segments() for b in s.log.batches()]
+    log.close()
+    log = open_log(tmp_path, clock, config, clean=False, recovery_point=0)
+    assert [b.raw for s in log.log_segments() for b in s.log.batches()] == before
+    assert log.log_end_offset == offset
+    for segment in log.log_segments():
+        assert segment.offset_index.last_offset >= segment.base_offset
+    log.close()
+
+
+@pytest.mark.req("TRUNC-4", "TRUNC-6", "RECOV-1")
+def test_reopen_then_truncate(tmp_path, clock):
+    size = len(record(b"test", clock.milliseconds()))
+    config = LogConfig(segment_bytes=size * 5, segment_index_bytes=1000, index_interval_bytes=10000)
+    log = open_log(tmp_path, clock, config)
+    for _ in range(100):
+        log.append_as_leader(record(b"test", clock.milliseconds()), 0)
+    log.close()
+    log = open_log(tmp_path, clock, config, clean=False)
+    log.truncate_to(3)
+    assert log.number_of_segments == 1 and log.log_end_offset == 3
+    log.close()
+
+
+# --- the reference's own cases ---
+
+
+def crashed_log(tmp_path, clock, n: int = 12, config: LogConfig | None = None):
+    """A log of ``n`` keyed one-record batches in segments of 3, crashed."""
+    log = open_log(tmp_path, clock, config or LogConfig(segment_bytes=250, index_interval_bytes=0))
+    for i in range(n):
+        log.append_as_leader(keyed_batch(0, i), 0)
+    log.crash()
+    return log
+
+
+@pytest.mark.req("LOAD-4")
+def test_checkpoints_that_do_not_parse_read_as_zero(tmp_path, clock):
+    log = crashed_log(tmp_path, clock)
+    segments = log.number_of_segments
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\ntopic 0 not-a-number\n")
+    (tmp_path / "log-start-offset-checkpoint").write_text("garbage")
+    observer = LoadObserver()
+    log = open_log(tmp_path, clock, clean=False, recovery_point=None, observer=observer)
+    assert len(recovered(observer)) == segments  # recovery point 0: every segment
+    assert log.log_start_offset == 0 and keys_in_log(log) == list(range(12))
+    log.close()
+
+
+@pytest.mark.req("LOAD-15", "RECOV-4")
+def test_corrupt_transaction_index_recovers_the_segment(tmp_path, clock):
+    from reference_impl.files import txn_index_file_name
+    from reference_impl.index import AbortedTxn, encode_aborted_txn
+
+    log = crashed_log(tmp_path, clock)
+    base = log.log_segments()[1].base_offset
+    txn = partition_dir(tmp_path) / txn_index_file_name(base)
+    txn.write_bytes(encode_aborted_txn(AbortedTxn(7, 0, base - 1, base - 1)))  # below the base
+    observer = LoadObserver()
+    log = open_log(tmp_path, clock, clean=True, observer=observer)
+    assert recovered(observer, Reason.CORRUPT_TXN_INDEX) == [log_file_name(base)]
+    assert txn.stat().st_size == 0  # emptied; producer state would refill it
+    log.close()
+
+
+@pytest.mark.req("RECOV-6", "RECOV-5")
+def test_offsets_that_go_back_empty_the_segment(tmp_path, clock):
+    """A batch whose baseOffset (outside the CRC) points back: the rebuilt offset index would
+    go back, so the segment is emptied and every later segment deleted. Met while loading (a
+    segment without .index, LOAD-13), the same makes the load fail, as in Kafka."""
+    dir = partition_dir(tmp_path)
+    dir.mkdir(parents=True)
+    first = FileRecords.open(dir / log_file_name(0))
+    for offset in (0, 1, 2, 1):
+        first.append(keyed_batch(offset, offset))
+    first.close()
+    second = FileRecords.open(dir / log_file_name(10))
+    second.append(keyed_batch(10, 10))
+    second.close()
+    config = LogConfig(index_interval_bytes=0, file_delete_delay_ms=0)
+    with pytest.raises(KafkaLogError) as raised:
+        open_log(tmp_path, clock, config, clean=False)
+    assert raised.value.category is Category.INVALID_OFFSET
+    for base in (0, 10):
+        (dir / offset_index_file_name(base)).touch()
+        (dir / time_index_file_name(base)).touch()
+    observer = LoadObserver()
+    log = open_log(tmp_path, clock, config, clean=False, observer=observer)
+    cuts = [(e.file.name, e.position, e.error) for e in observer.events if e.action == "truncate"]
+    assert cuts == [(log_file_name(0), 0, "invalid_offset")]
+    assert log.log_end_offset == 0 and log.number_of_segments == 1
+    assert not (dir / log_file_name(10)).exists()
+    log.close()
+
+
+@pytest.mark.req("RECOV-2", "RECOV-7")
+def test_what_recovery_does_not_see(tmp_path, clock):
+    """baseOffset and partitionLeaderEpoch are outside the CRC: a changed base offset that no
+    index entry meets stays (verify reports it, FRAME-13); a larger epoch enters the cache."""
+    from reference_impl.records.batch import set_base_offset, set_partition_leader_epoch
+    from reference_impl.verify_run import verify_paths
+
+    log = crashed_log(
+        tmp_path, clock, config=LogConfig(segment_bytes=250, index_interval_bytes=10**6)
+    )
+    segment = log.log_segments()[1]
+    raws = [b.raw for b in iter_batches(segment.log.file.read_bytes())]
+    raws[1] = set_partition_leader_epoch(set_base_offset(raws[1], segment.base_offset + 2), 9)
+    segment.log.file.write_bytes(b"".join(raws))
+    log = open_log(tmp_path, clock, clean=False)
+    assert log.log_end_offset == 12
+    assert (9, segment.base_offset + 2) in [
+        (e.epoch, e.start_offset) for e in log.leader_epoch_cache.epoch_entries()
+    ]
+    log.close()
+    assert "FRAME-13" in {f.rule for f in verify_paths([tmp_path])}
+
+
+@pytest.mark.req("LOAD-3", "CLEAN-3")
+def test_clean_shutdown_file_with_broker_epoch(tmp_path, clock):
+    """LogManagerTest: the marker a shutdown writes reads back; the reference has no broker, so
+    its epoch is -1 (LogManager.shutdown's default)."""
+    from reference_impl.checkpoints import CleanShutdown, read_clean_shutdown
+
+    open_log(tmp_path, clock, clean=None).close()
+    marker = tmp_path / ".kafka_cleanshutdown"
+    assert read_clean_shutdown(marker.read_bytes()) == CleanShutdown(0, -1)
