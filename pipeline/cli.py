@@ -97,7 +97,8 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
     renderer.finish(stats, status)
     if out:
         write_report(spark, run, out, status)
-        _err.print(f"report: {escape(out)} (segments/, findings/, summary.json)")
+        if not as_json:  # spark-submit merges stderr into stdout: keep JSON output clean
+            _err.print(f"report: {escape(out)} (segments/, findings/, summary.json)")
     sys.exit(status)
 
 
