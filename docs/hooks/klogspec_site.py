@@ -81,12 +81,13 @@ def on_files(files: Files, config) -> Files:
     return files
 
 
-WIDE_PAGES = {"kafka-test-map.md", "requirements.md"}  # wide tables: no left sidebar
+# pages of wide tables, and single pages whose sidebar would list only themselves
+NO_SIDEBAR = {"kafka-test-map.md", "requirements.md", "pipeline.md"}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
-    if src in WIDE_PAGES:
+    if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
     markdown = spec_pages.rewrite_links(
         markdown, _state["repo_paths"][src], src, _state["docs"], _state["site_files"]
