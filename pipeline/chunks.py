@@ -1,10 +1,11 @@
-"""Building Arrow record batches a column at a time.
+"""Building Arrow record batches from rows appended a Kafka batch at a time.
 
-Rows arrive a batch at a time: the values that are the same for every record of a Kafka
-batch are appended once with a repeat count, the per-record values as lists, and the
-constants of the input partition (topic, partition, file...) not at all; ``flush``
-expands them with one ``take``. A chunk is flushed at ``max_rows`` rows or ``max_bytes``
-of keys and values, so memory stays bounded whatever the segment's size.
+The values that are the same for every record of a Kafka batch come once, as a tuple,
+with a repeat count; the per-record values as a list of tuples; the constants of the
+input partition (topic, partition, file...) not at all. ``flush`` transposes the tuples
+(``zip``, in C) and expands the per-batch columns with one ``take``. A chunk is flushed at
+``max_rows`` rows or ``max_bytes`` of keys and values, so memory stays bounded whatever
+the segment's size.
 """
 
 from __future__ import annotations
@@ -17,40 +18,57 @@ MAX_BYTES = 32 << 20
 
 
 class ChunkBuilder:
+    """``batch_fields`` and ``record_fields`` name the columns of the tuples ``add`` takes;
+    schema columns in neither (nor in ``constants``) are null unless ``add_row`` sets them."""
+
     def __init__(
         self,
         schema: pa.Schema,
         constants: dict,
-        per_record: tuple[str, ...] = (),
+        batch_fields: tuple[str, ...],
+        record_fields: tuple[str, ...] = (),
         *,
         max_rows: int = MAX_ROWS,
         max_bytes: int = MAX_BYTES,
     ) -> None:
         self.schema = schema
         self.constants = {k: v for k, v in constants.items() if k in schema.names}
-        self.per_record = [n for n in schema.names if n in per_record]
-        self.per_batch = [
-            n for n in schema.names if n not in self.constants and n not in per_record
-        ]
+        self.record_fields = record_fields
+        # the per-batch columns: the given ones, then the rest of the schema (null unless
+        # add_row sets them: the error columns)
+        given = set(batch_fields) | set(record_fields) | set(self.constants)
+        self.batch_fields = batch_fields + tuple(n for n in schema.names if n not in given)
+        self.padding = (None,) * (len(self.batch_fields) - len(batch_fields))
+        self.null_record = (None,) * len(record_fields)
         self.max_rows, self.max_bytes = max_rows, max_bytes
         self._reset()
 
     def _reset(self) -> None:
-        self.batch_values = {name: [] for name in self.per_batch}
-        self.record_values = {name: [] for name in self.per_record}
+        self.batch_rows: list[tuple] = []
+        self.record_rows: list[tuple] = []
         self.counts: list[int] = []
         self.rows = self.bytes = 0
 
-    def add(self, batch_values: dict, record_values: dict | None = None, count: int = 1) -> None:
-        """One Kafka batch: ``batch_values`` by column (missing ones are null) and, at the
-        record level, ``count`` values per record column (missing columns are null)."""
-        for name, values in self.batch_values.items():
-            values.append(batch_values.get(name))
-        for name, values in self.record_values.items():
-            got = record_values.get(name) if record_values else None
-            values.extend(got if got is not None else [None] * count)
-        self.counts.append(count)
-        self.rows += count
+    def add(self, batch_values: tuple, record_rows: list[tuple] | None = None) -> None:
+        """One Kafka batch: its values in the given ``batch_fields`` order, and at the record
+        level one tuple per record in ``record_fields`` order (None: a batch-level row)."""
+        self._append(batch_values + self.padding, record_rows)
+
+    def add_row(self, values: dict) -> None:
+        """One row of per-batch values by column name (the others null): an error row."""
+        self._append(tuple(values.get(name) for name in self.batch_fields), None)
+
+    def _append(self, batch_values: tuple, record_rows: list[tuple] | None) -> None:
+        self.batch_rows.append(batch_values)
+        if record_rows is None:
+            self.counts.append(1)
+            self.rows += 1
+            if self.record_fields:
+                self.record_rows.append(self.null_record)
+        else:
+            self.counts.append(len(record_rows))
+            self.rows += len(record_rows)
+            self.record_rows += record_rows
 
     def add_bytes(self, size: int) -> None:
         self.bytes += size
@@ -64,18 +82,24 @@ class ChunkBuilder:
             self._reset()
             return None
         take = None
-        if self.per_record and any(c != 1 for c in self.counts):
+        if self.record_fields and any(c != 1 for c in self.counts):
             take = pa.array(np.repeat(np.arange(len(self.counts)), self.counts))
+        columns = dict(zip(self.batch_fields, zip(*self.batch_rows, strict=True), strict=True))
+        if self.record_fields:
+            columns.update(
+                zip(self.record_fields, zip(*self.record_rows, strict=True), strict=True)
+            )
         arrays = []
         for field in self.schema:
             if field.name in self.constants:
-                scalar = pa.scalar(self.constants[field.name], field.type)
-                arrays.append(pa.repeat(scalar, self.rows))
-            elif field.name in self.batch_values:
-                column = pa.array(self.batch_values[field.name], field.type)
-                arrays.append(column.take(take) if take is not None else column)
-            else:
-                arrays.append(pa.array(self.record_values[field.name], field.type))
+                arrays.append(
+                    pa.repeat(pa.scalar(self.constants[field.name], field.type), self.rows)
+                )
+                continue
+            column = pa.array(columns[field.name], field.type)
+            if take is not None and field.name not in self.record_fields:
+                column = column.take(take)
+            arrays.append(column)
         chunk = pa.RecordBatch.from_arrays(arrays, schema=self.schema)
         self._reset()
         return chunk

@@ -55,7 +55,7 @@ def discover_segments(paths: Iterable[str]) -> list[Segment]:
     for path in paths:
         for file in list_files(path):
             listed.setdefault(file.path, file)
-    segments = [s for s in map(_segment, listed.values(), [listed] * len(listed)) if s]
+    segments = [s for file in listed.values() if (s := _segment(file, listed)) is not None]
     return sorted(segments, key=lambda s: (s.topic or "", s.partition or 0, s.base_offset, s.log))
 
 

@@ -26,12 +26,11 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-import pyarrow as pa
-
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
     Batch,
     BatchScanner,
+    Compression,
     ControlRecordType,
     parse_control_key,
     parse_end_txn_marker,
@@ -43,7 +42,7 @@ from reference_impl.walk import header_problem
 
 from . import tiered
 from .chunks import ChunkBuilder
-from .schema import PER_RECORD, arrow_schema
+from .schema import arrow_schema
 from .splits import SegmentRange
 from .storage import RandomAccess, read_all
 
@@ -70,9 +69,12 @@ def read_range(rng: SegmentRange, level: str = "record", on_error: str = "fail")
         "topic": segment.topic, "partition": segment.partition,
         "segment_base_offset": segment.base_offset, "file": segment.log,
     }  # fmt: skip
-    per_record = PER_RECORD if level == "record" else ()
-    chunks = ChunkBuilder(schema, constants, per_record)
-    rows = _record_rows if level == "record" else _batch_rows
+    if level == "record":
+        chunks = ChunkBuilder(schema, constants, RECORD_BATCH_FIELDS, RECORD_FIELDS)
+        rows = _record_rows
+    else:
+        chunks = ChunkBuilder(schema, constants, BATCH_FIELDS)
+        rows = _batch_rows
     try:
         _check_readable(segment)
         with RandomAccess(segment.log) as source:
@@ -93,9 +95,7 @@ def read_range(rng: SegmentRange, level: str = "record", on_error: str = "fail")
         if on_error == "fail":
             raise error
         if on_error == "report":
-            chunks.add(
-                {"position": None, "error_category": UNREADABLE, "error_message": error.message}
-            )
+            chunks.add_row({"error_category": UNREADABLE, "error_message": error.message})
     last = chunks.flush()
     if last is not None:
         yield last
@@ -183,21 +183,30 @@ def _bad_entry(exc, magic, in_records: bool, on_error: str, chunks, level: str) 
     if on_error == "skip":
         return
     offset_column = "batch_base_offset" if level == "record" else "base_offset"
-    chunks.add({
+    chunks.add_row({
         "position": exc.position, offset_column: exc.offset,
         "error_rule": rule_for_error(exc, magic=magic, in_records=in_records),
         "error_category": exc.category.value, "error_message": exc.message,
     })  # fmt: skip
 
 
-def _codec(batch: Batch) -> str:
-    return batch.compression.label
+# the columns of the tuples the row functions give ChunkBuilder (schema.py has the types)
+RECORD_BATCH_FIELDS = (
+    "position", "batch_base_offset", "batch_last_offset", "timestamp_type", "producer_id",
+    "producer_epoch", "is_transactional", "is_control", "codec", "magic", "leader_epoch",
+)  # fmt: skip
+RECORD_FIELDS = ("offset", "timestamp", "key", "value", "headers", "sequence", "control_type")
+BATCH_FIELDS = (
+    "position", "size", "magic", "base_offset", "last_offset", "record_count", "base_timestamp",
+    "max_timestamp", "timestamp_type", "codec", "is_transactional", "is_control",
+    "producer_id", "producer_epoch", "base_sequence", "last_sequence", "leader_epoch",
+    "delete_horizon_ms", "crc",
+)  # fmt: skip
+_CODECS = {codec.value: codec.label for codec in Compression}
 
 
-def _control_types(batch: Batch, records) -> list[str | None]:
+def _control_types(batch: Batch, records) -> list[str]:
     """Each control record's type (CTRL-1), checking transaction markers as verify does."""
-    if not batch.is_control:
-        return [None] * len(records)
     types = []
     for record in records:
         control_type = parse_control_key(record.key)
@@ -207,34 +216,33 @@ def _control_types(batch: Batch, records) -> list[str | None]:
     return types
 
 
+def _headers(record) -> list[tuple]:
+    return [(h.key.decode("utf-8", "replace"), h.value) for h in record.headers]
+
+
 def _record_rows(batch: Batch, chunks: ChunkBuilder) -> None:
     records = batch.records()
-    control_types = _control_types(batch, records)
+    if batch.is_control:
+        types = _control_types(batch, records)
+        rows = [
+            (r.offset, r.timestamp, r.key, r.value, _headers(r), r.sequence, control_type)
+            for r, control_type in zip(records, types, strict=True)
+        ]
+    else:
+        rows = [
+            (r.offset, r.timestamp, r.key, r.value, _headers(r) if r.headers else [],
+             r.sequence, None)
+            for r in records
+        ]  # fmt: skip
     first = records[0].offset if records and batch.magic < 2 else batch.base_offset
-    keys = [r.key for r in records]
-    values = [r.value for r in records]
-    chunks.add_bytes(sum(len(v) for v in keys + values if v is not None))
+    chunks.add_bytes(sum(len(r[2] or b"") + len(r[3] or b"") for r in rows))
     chunks.add(
-        {
-            "position": batch.position, "batch_base_offset": first,
-            "batch_last_offset": batch.last_offset,
-            "timestamp_type": batch.timestamp_type.label, "producer_id": batch.producer_id,
-            "producer_epoch": batch.producer_epoch, "is_transactional": batch.is_transactional,
-            "is_control": batch.is_control, "codec": _codec(batch), "magic": batch.magic,
-            "leader_epoch": batch.partition_leader_epoch,
-        },
-        {
-            "offset": [r.offset for r in records],
-            "timestamp": [r.timestamp for r in records],
-            "key": keys,
-            "value": values,
-            "headers": [
-                [(h.key.decode("utf-8", "replace"), h.value) for h in r.headers] for r in records
-            ],
-            "sequence": [r.sequence for r in records],
-            "control_type": control_types,
-        },
-        len(records),
+        (
+            batch.position, first, batch.last_offset, batch.timestamp_type.label,
+            batch.producer_id, batch.producer_epoch, batch.is_transactional, batch.is_control,
+            _CODECS[batch.compression_id], batch.magic, batch.partition_leader_epoch,
+        ),
+        rows,
     )  # fmt: skip
 
 
@@ -243,27 +251,16 @@ def _batch_rows(batch: Batch, chunks: ChunkBuilder) -> None:
         count, base, base_ts = batch.records_count, batch.base_offset, batch.base_timestamp
         if batch.is_control:
             _control_types(batch, batch.records())
+        delete_horizon = batch.delete_horizon_ms
     else:  # a legacy message; a compressed wrapper's base offset and count need its records
         records = batch.records() if batch.compression_id else None
         count = len(records) if records else 1
         base = records[0].offset if records else batch.last_offset
-        base_ts = batch.timestamp
-    chunks.add({
-        "position": batch.position, "size": batch.size_in_bytes, "magic": batch.magic,
-        "base_offset": base, "last_offset": batch.last_offset, "record_count": count,
-        "base_timestamp": base_ts, "max_timestamp": batch.max_timestamp,
-        "timestamp_type": batch.timestamp_type.label, "codec": _codec(batch),
-        "is_transactional": batch.is_transactional, "is_control": batch.is_control,
-        "producer_id": batch.producer_id, "producer_epoch": batch.producer_epoch,
-        "base_sequence": batch.base_sequence, "last_sequence": batch.last_sequence,
-        "leader_epoch": batch.partition_leader_epoch,
-        "delete_horizon_ms": batch.delete_horizon_ms if batch.magic == 2 else None,
-        "crc": batch.crc,
-    })  # fmt: skip
-
-
-def read_table(rng: SegmentRange, level: str = "record", on_error: str = "fail") -> pa.Table:
-    """``read_range`` gathered into one table (tests and small files)."""
-    return pa.Table.from_batches(
-        list(read_range(rng, level, on_error)), arrow_schema(level, on_error)
-    )
+        base_ts, delete_horizon = batch.timestamp, None
+    chunks.add((
+        batch.position, batch.size_in_bytes, batch.magic, base, batch.last_offset, count,
+        base_ts, batch.max_timestamp, batch.timestamp_type.label,
+        _CODECS[batch.compression_id], batch.is_transactional, batch.is_control,
+        batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
+        batch.partition_leader_epoch, delete_horizon, batch.crc,
+    ))  # fmt: skip

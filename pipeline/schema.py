@@ -49,9 +49,6 @@ RECORD_COLUMNS = [
     ("leader_epoch", pa.int32(), "partition leader epoch of the batch (-1 below magic 2)"),
 ]  # fmt: skip
 
-# the record columns that differ between the records of one batch
-PER_RECORD = ("offset", "timestamp", "key", "value", "headers", "sequence", "control_type")
-
 BATCH_COLUMNS = [
     *_WHERE,
     ("size", pa.int32(), "bytes of the entry in the .log (12-byte prefix included)"),
