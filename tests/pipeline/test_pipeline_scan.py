@@ -82,6 +82,23 @@ def test_scan_and_verify_agree_on_damaged_directories(spark, damaged, deep):
     assert ("REC-2" in rules) == deep
 
 
+def test_a_tree_of_hundreds_of_segments(spark, tmp_path):
+    """12 partitions of 20 segments in two log directories: scan is verify, and the data
+    source reads every batch once."""
+    for broker in ("broker-1", "broker-2"):
+        for p in range(6):
+            directory = tmp_path / broker / f"events-{p}"
+            directory.mkdir(parents=True)
+            for s in range(20):
+                write_segment(directory, 6 * s, [data_batch(6 * s), data_batch(6 * s + 3)])
+    status, lines = run(scan, tmp_path)
+    assert (status, lines) == run(verify, tmp_path)
+    assert lines[-1]["segments"] == 240 and lines[-1]["partitions"] == 12
+    frame = spark.read.format("kafka-segments").option("level", "batch").load(str(tmp_path))
+    assert frame.count() == 480
+    assert frame.select("file").distinct().count() == 240
+
+
 @pytest.mark.corpus
 def test_scan_and_verify_agree_on_the_corpus_and_the_report_holds_the_findings(
     spark, corpus, tmp_path
