@@ -77,7 +77,7 @@ class RecordBatch:
                 position=position,
                 offset=struct.unpack_from(">q", raw, 0)[0] if len(raw) >= 8 else None,
             )
-        return cls(*HEADER.unpack_from(raw, 0), raw=bytes(raw), position=position, file=file)
+        return cls(*HEADER.unpack_from(raw, 0), bytes(raw), position, file)  # fields in order
 
     # --- attributes (only the low byte is read: BATCH attributes) ---
     @property
@@ -146,7 +146,7 @@ class RecordBatch:
 
     def ensure_valid(self) -> None:
         """Kafka's ensureValid: a declared size of at least 61 and a matching CRC."""
-        if not self._declared_size_ok():
+        if self.batch_length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:  # _declared_size_ok
             raise CorruptRecordError(
                 Category.INVALID_BATCH_SIZE,
                 f"batchLength {self.batch_length} gives a batch below the "
@@ -155,7 +155,7 @@ class RecordBatch:
                 position=self.position,
                 offset=self.base_offset,
             )
-        computed = self.compute_crc()
+        computed = crc32c(memoryview(self.raw)[ATTRIBUTES_OFFSET:])  # compute_crc, inlined
         if computed != self.crc:
             raise CorruptRecordError(
                 Category.CRC_MISMATCH,
