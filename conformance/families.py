@@ -385,7 +385,8 @@ WORKLOADS = {
 def damage(family: dict, row: dict) -> Generated:
     """The damage matrix: a workload, a crash (or a clean close), the row's damage, then
     open. The reopened log must hold exactly the row's batches, take the next append at
-    its LEO, and close with every index invariant."""
+    its LEO, and close with every index invariant (RECOV-13). Requirements: the family's
+    and the row's."""
     workload = row.get("workload", "three")
     steps = list(WORKLOADS[workload])
     if workload != "closed":
@@ -403,10 +404,12 @@ def damage(family: dict, row: dict) -> Generated:
     if row.get("crc_intact", True):
         steps.append({"read": {"start_offset": 0}, "expect": {"crc_valid": True}})
     steps.append({"close": {}})
+    reqs = dict.fromkeys(list(family["requirements"]) + list(row.get("requirements", ())))
     yield (
         "",
         {
             "title": row.get("title", f"recovery from {row['row']}"),
+            "requirements": list(reqs),
             "failure_mode": row["row"],
             "config": {"segment_bytes": 300, "index_interval_bytes": 0, **row.get("config", {})},
             "steps": steps,

@@ -127,9 +127,8 @@ def write_junit(suite: SuiteResult, path: str | Path) -> None:
 def print_table(suite: SuiteResult, console: Console, only_failing: bool = False) -> None:
     table = Table(box=box.SIMPLE_HEAD, title="Requirements", title_justify="left")
     for column in ("rule", "level", "scenarios", "passed", "failed", "skipped", "xfail", "status"):
-        table.add_column(
-            column, justify="right" if column not in ("rule", "level", "status") else "left"
-        )
+        justify = "left" if column in ("rule", "level", "status") else "right"
+        table.add_column(column, justify=justify, no_wrap=True)
     for row in requirement_rows(suite):
         if only_failing and row["status"] in ("pass", "skipped"):
             continue

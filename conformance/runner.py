@@ -45,7 +45,7 @@ OP_KEYS = (
     "delete_segments_before", "delete_old_segments", "fetch_offset_by_timestamp", "state",
     "close", "crash",
 )  # fmt: skip
-HARNESS_KEYS = ("clock", "damage", "set_mtime", "files")
+HARNESS_KEYS = ("clock", "damage", "set_mtime", "files", "snapshot")
 
 
 def fast_tmp() -> str | None:
@@ -146,6 +146,7 @@ class Run:
         self.damaged = False  # the harness changed files: rules its damage can break are off
         self.corrupt_files: dict[str, bytes] | None = None
         self.final_files: dict[str, bytes] | None = None
+        self.snapshots: dict[str, dict[str, bytes]] = {}
         self.step_index: int | None = None
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
@@ -184,17 +185,21 @@ class Run:
         elif "damage" in step:
             self.damaged = True
             for damage in step["damage"]:
-                apply_damage(self.root, self.pdir, damage)
+                apply_damage(self.root, self.pdir, damage, self.now)
             if self.corrupt_files is None:
                 self.corrupt_files = disk.snapshot(self.root)
         elif "set_mtime" in step:
             ns = step["set_mtime"]["ms"] * 1_000_000
             os.utime(self._path(step["set_mtime"]["file"]), ns=(ns, ns))
+        elif "snapshot" in step:
+            self.snapshots[step["snapshot"]] = disk.snapshot(self.root)
         elif "files" in step:
             for problem in disk.check_files(
                 step["files"], self.root, self.s.partition, self.topic, self.partition_number
             ):
                 self.fail("files", problem, reqs)
+            if "unchanged_since" in step["files"]:
+                self._unchanged_since(step["files"]["unchanged_since"], reqs)
         elif "open" in step:
             self.do_open(step["open"] or {}, expect, reqs)
         elif "crash" in step:
@@ -206,6 +211,15 @@ class Run:
         else:
             op = next(k for k in OP_KEYS if k in step)
             self.do_op(op, step[op] or {}, expect, reqs)
+
+    def _unchanged_since(self, name: str, reqs: list[str]) -> None:
+        def kept(files: dict[str, bytes]) -> dict[str, bytes]:
+            return {k: v for k, v in files.items() if not k.endswith(".deleted")}
+
+        before, now = kept(self.snapshots.get(name, {})), kept(disk.snapshot(self.root))
+        changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
+        if changed:
+            self.fail("files", f"changed since snapshot {name}: {changed}", reqs)
 
     def _path(self, name: str) -> Path:
         return (
@@ -404,8 +418,8 @@ class Run:
         }
         if self.log_open or self.closed:
             for reqs, problem in disk.invariants(partition_files, self.config, self.closed):
-                if self.damaged and "wrong CRC" in problem:
-                    continue  # the harness's own bit flip, in a segment recovery need not read
+                if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
+                    continue  # the harness's own damage, in a segment recovery need not read
                 self.fail("invariant", problem, reqs)
         if self.golden is not None:
             self._compare_files(files)
@@ -515,19 +529,33 @@ def _log_difference(view: dict, want: dict) -> str:
     return f"{view['size']} bytes, the reference's {want['size']} (tail)"
 
 
-def apply_damage(root: Path, pdir: Path, damage: dict) -> None:
+def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
     """One damage operation of a scenario (schema: #/$defs/damage)."""
-    name = damage["file"]
-    path = root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
+
+    def resolve(name: str) -> Path:
+        return root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
+
+    path = resolve(damage["file"])
     if damage.get("delete"):
         path.unlink(missing_ok=True)
         return
-    if "write_hex" in damage or "write_text" in damage:
-        data = (
-            bytes.fromhex(damage["write_hex"])
-            if "write_hex" in damage
-            else damage["write_text"].encode()
-        )
+    if damage.get("make_dir"):
+        path.mkdir(parents=True, exist_ok=True)
+        return
+    if (
+        "write_hex" in damage
+        or "write_text" in damage
+        or "write_batches" in damage
+        or "copy_from" in damage
+    ):
+        if "write_hex" in damage:
+            data = bytes.fromhex(damage["write_hex"])
+        elif "write_text" in damage:
+            data = damage["write_text"].encode()
+        elif "copy_from" in damage:
+            data = resolve(damage["copy_from"]).read_bytes()
+        else:
+            data = b"".join(build_all(damage["write_batches"], now_ms))
         path.write_bytes(data)
         return
     data = bytearray(path.read_bytes())

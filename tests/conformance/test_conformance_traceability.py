@@ -67,3 +67,12 @@ def test_errors_are_matched_by_code_never_by_message():
     assert (
         suite.summary_line == f"{len(scenarios)} passed, 0 failed, 0 skipped, 0 expected failures"
     )
+
+
+def test_out_of_contract_list_only_holds_uncited_requirements():
+    from conformance.scenarios import load_requirements
+    from conformance.traceability import OUT_OF_CONTRACT, scenario_citations
+
+    cited, known = scenario_citations(), load_requirements()
+    stale = sorted(r for r in OUT_OF_CONTRACT if r in cited or r not in known)
+    assert not stale, f"remove from OUT_OF_CONTRACT: {stale}"
