@@ -18,6 +18,16 @@ def no_fsync():
 
 
 @pytest.fixture
+def clock():
+    """Kafka's MockTime."""
+    from reference_impl.clock import ManualClock
+
+    from .support import MOCK_TIME_START
+
+    return ManualClock(MOCK_TIME_START)
+
+
+@pytest.fixture
 def scratch(tmp_path):
     """Where cases are laid out: memory (/dev/shm) when there is one, as thousands of small
     directories are written and removed; else the test's tmp_path."""

@@ -8,13 +8,24 @@ from pathlib import Path
 from reference_impl import checkpoint_files as ckpt
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
-from reference_impl.load_events import LoadObserver
+from reference_impl.load_events import LoadObserver, Reason
 from reference_impl.loader import LoadOptions
 from reference_impl.log import Log
 from reference_impl.records import SimpleRecord, build_record_batch
 
 MOCK_TIME_START = 1_700_000_000_000
 TOPIC, PARTITION = "topic", 0
+
+
+def small_config(**config) -> LogConfig:
+    """Kafka's configs, with index files of 4 KiB: the reference reads an untrimmed index
+    entry by entry, and 10 MiB ones make each reopen after a crash slow."""
+    return LogConfig(**{"segment_index_bytes": 4096, **config})
+
+
+def recovered(observer: LoadObserver, reason: Reason = Reason.UNFLUSHED) -> list[str]:
+    """The .log names of the segments a load recovered for ``reason``."""
+    return [e.file.name for e in observer.events if e.action == "recover" and e.reason is reason]
 
 
 def partition_dir(root: Path) -> Path:
@@ -47,7 +58,8 @@ def open_log(
         index_sanity_check=index_sanity_check,
         observer=observer,
     )
-    return Log.open(partition_dir(root), config or LogConfig(), clock, load=options)
+    config = config or small_config()
+    return Log.open(partition_dir(root), config, clock, load=options)
 
 
 def record(value: bytes, timestamp: int = -1, key: bytes | None = None) -> bytes:

@@ -14,11 +14,13 @@ the broker's next start. Checked against the workload's model (workload.py):
 from __future__ import annotations
 
 import time
+from dataclasses import replace
 
 import pytest
 
 from reference_impl.config import LogConfig
 from reference_impl.records import iter_batches
+from reference_impl.recover_cli import recover_partition
 
 from .checks import (
     Counts,
@@ -29,6 +31,8 @@ from .checks import (
     recover,
     rp_checkpoint,
 )
+from .fault_fs import materialize
+from .support import partition_dir
 from .workload import APPEND, CONFIGS, RETENTION, TRUNCATE, Step, record_workload
 
 TORN_SAMPLE = (1, 8, 12, 16, 17, 21, 57, 61, 62)  # the header's field boundaries, and inside
@@ -70,6 +74,22 @@ def check_power_loss(batches, step: Step, recovery_point: int, appended: set[byt
     assert is_slice(durable, batches), f"{step.name}: lost data below {recovery_point}"
 
 
+def check_the_tool(snapshot, root, config, step: Step, n: int) -> None:
+    """RECOV-16: ``klogspec recover`` (in process) does what its plan says on a crash state,
+    and leaves the batches a broker's load would."""
+    materialize(snapshot, root)
+    report = recover_partition(
+        partition_dir(root), replace(config, file_delete_delay_ms=0), from_offset=0
+    )
+    assert report.error is None, report.error
+    batches = tuple(
+        b.raw
+        for p in sorted(partition_dir(root).glob("*.log"))
+        for b in iter_batches(p.read_bytes())
+    )
+    check_process_crash(batches, step, n)
+
+
 def full_check_due(n: int, every: int, slow: bool) -> bool:
     return slow or n % every == 0
 
@@ -83,12 +103,16 @@ def run_crash_points(recorded, tmp_path, slow: bool) -> Counts:
         log, batches, observer = recover(snapshot, root, config)
         check_process_crash(batches, step, n)
         counts.add("crash points")
-        if full_check_due(n, 7, slow):
-            check_recovered_again_is_the_same(log, root, config, observer)
+        if full_check_due(n, 3, slow):
+            clean = ".kafka_cleanshutdown" in snapshot
+            check_recovered_again_is_the_same(log, root, config, observer, clean)
             check_appends_and_verify(root, config, batches)
             counts.add("crash points, full checks")
         else:
             log.crash()
+        if full_check_due(n, 5, slow):
+            check_the_tool(snapshot, root, config, step, n)
+            counts.add("crash points, klogspec recover")
     appended = {raw for step in steps for raw in step.after}
     for n, image in enumerate(recorder.durable_images):
         step = step_of(steps, n)
@@ -97,9 +121,9 @@ def run_crash_points(recorded, tmp_path, slow: bool) -> Counts:
         log.crash()
         counts.add("power failures")
     appends = [t for t in recorder.torn if step_of(steps, t.index).kind == APPEND]
-    for t in appends:
+    for i, t in enumerate(appends):
         step = step_of(steps, t.index)
-        every_byte = slow or t is appends[-1]
+        every_byte = slow or t is appends[-1] or i % 6 == 0
         cuts = range(1, len(t.data)) if every_byte else [k for k in TORN_SAMPLE if k < len(t.data)]
         for k in cuts:
             state = t.state(k)
@@ -123,7 +147,9 @@ def run_crash_points(recorded, tmp_path, slow: bool) -> Counts:
     return counts
 
 
-@pytest.mark.req("RECOV-1", "RECOV-2", "RECOV-3", "RECOV-5", "RECOV-11", "RECOV-12", "RECOV-13")
+@pytest.mark.req(
+    "RECOV-1", "RECOV-2", "RECOV-3", "RECOV-5", "RECOV-11", "RECOV-12", "RECOV-13", "RECOV-16"
+)
 def test_crash_at_every_write(recorded, scratch):
     started = time.perf_counter()
     counts = run_crash_points(recorded, scratch, slow=False)

@@ -1,4 +1,4 @@
-"""LogLoaderTest (and LogCleanerTest's crash test), restated: the recovery and loading cases of
+"""LogLoaderTest, restated: the recovery and loading cases of
 the fact sheet's catalogue, §6.5 #88 to #101 and #105. Producer-state cases (#102, #103,
 #108, #109) belong to a later issue; #104 needs a message format other than v2 (model.md §3).
 """
@@ -8,48 +8,31 @@ from __future__ import annotations
 import pytest
 
 from reference_impl.checkpoints import EpochEntry
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.errors import Category, InvalidFileNameError, KafkaLogError
-from reference_impl.file_records import FileRecords
+from reference_impl.errors import InvalidFileNameError
 from reference_impl.files import (
-    CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
-    SWAP_FILE_SUFFIX,
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
 )
 from reference_impl.load_events import LoadObserver, Reason
-from reference_impl.offset_overflow import split_overflowed_segment
 from reference_impl.records import (
     SimpleRecord,
     build_legacy_message_set,
     build_record_batch,
-    iter_batches,
 )
 
 from .support import (
-    MOCK_TIME_START,
     append_nonsense,
-    keyed_batch,
-    keys_in_log,
     open_log,
     partition_dir,
     record,
+    recovered,
+    small_config,
 )
 
 INT32_MAX = 2**31 - 1
 LONG_MAX = 2**63 - 1
-
-
-@pytest.fixture
-def clock() -> ManualClock:
-    return ManualClock(MOCK_TIME_START)
-
-
-def recovered(observer: LoadObserver, reason: Reason = Reason.UNFLUSHED) -> list[str]:
-    return [e.file.name for e in observer.events if e.action == "recover" and e.reason is reason]
 
 
 def value(i: int, size: int = 100) -> bytes:
@@ -64,14 +47,15 @@ def test_log_recovery_is_called_upon_broker_crash(tmp_path, clock):
     """A marker means clean; it is deleted by the load; a crash, or a load that fails, makes
     the next start unclean."""
     root, marker = tmp_path, tmp_path / ".kafka_cleanshutdown"
+    config = small_config(segment_bytes=200)
 
-    def reopen(**kwargs):
+    def reopen():
         (root / "recovery-point-offset-checkpoint").write_text("0\n1\ntopic 0 0\n")
         observer = LoadObserver()
-        log = open_log(root, clock, clean=None, recovery_point=None, observer=observer, **kwargs)
+        log = open_log(root, clock, config, clean=None, recovery_point=None, observer=observer)
         return log, recovered(observer)
 
-    log = open_log(root, clock, LogConfig(segment_bytes=200), clean=None)
+    log = open_log(root, clock, config, clean=None)
     for i in range(10):
         log.append_as_leader(record(b"v%d" % i), 0)
     log.close()
@@ -98,7 +82,7 @@ def test_log_recovery_is_called_upon_broker_crash(tmp_path, clock):
 @pytest.mark.req("LOAD-1", "LOAD-17", "RECOV-8")
 def test_clean_shutdown_file(tmp_path, clock):
     """A clean load recovers nothing, even with recovery point 0, and starts at the LEO."""
-    config = LogConfig(segment_bytes=1000, index_interval_bytes=1)
+    config = small_config(segment_bytes=1000, index_interval_bytes=1)
     log = open_log(tmp_path, clock, config, clean=None)
     for _ in range(100):
         log.append_as_leader(record(b"test", clock.milliseconds()), 0)
@@ -114,7 +98,7 @@ def test_clean_shutdown_file(tmp_path, clock):
 
 @pytest.mark.req("RECOV-4", "RECOV-8", "RECOV-9", "LOAD-24")
 def test_log_recovers_to_correct_offset(tmp_path, clock):
-    config = LogConfig(segment_bytes=700, index_interval_bytes=300, segment_index_bytes=4096)
+    config = small_config(segment_bytes=700, index_interval_bytes=300, segment_index_bytes=4096)
     log = open_log(tmp_path, clock, config)
     for i in range(100):
         log.append_as_leader(record(value(i), clock.milliseconds() + i * 10), 0)
@@ -173,7 +157,7 @@ def check_reads_and_timestamps(log, clock, n: int) -> None:
 
 @pytest.mark.req("LOAD-13", "RECOV-4")
 def test_index_rebuild(tmp_path, clock):
-    config = LogConfig(segment_bytes=200, index_interval_bytes=1)
+    config = small_config(segment_bytes=200, index_interval_bytes=1)
     log = open_log(tmp_path, clock, config)
     append_timed(log, clock, 200)
     index_files = [s.offset_index_file for s in log.log_segments()]
@@ -193,7 +177,7 @@ def test_index_rebuild(tmp_path, clock):
 
 @pytest.mark.req("RECOV-1", "RECOV-4")
 def test_corrupt_index_rebuild(tmp_path, clock):
-    config = LogConfig(segment_bytes=200, index_interval_bytes=1)
+    config = small_config(segment_bytes=200, index_interval_bytes=1)
     log = open_log(tmp_path, clock, config)
     append_timed(log, clock, 200)
     index_files = [f for s in log.log_segments() for f in (s.offset_index_file, s.time_index_file)]
@@ -212,7 +196,7 @@ def test_corrupt_index_after_clean_shutdown(tmp_path, clock, sanity_check):
     """Kafka since 2.3 leaves a corrupt index of a clean log as it is: reads still work (an
     empty offset index means a scan), but a segment whose time index is empty has no
     largest timestamp, so lookups by timestamp miss it. LOAD-16's check rebuilds it."""
-    config = LogConfig(segment_bytes=200, index_interval_bytes=1)
+    config = small_config(segment_bytes=200, index_interval_bytes=1)
     log = open_log(tmp_path, clock, config)
     append_timed(log, clock, 50)
     index_files = [f for s in log.log_segments() for f in (s.offset_index_file, s.time_index_file)]
@@ -232,7 +216,7 @@ def test_corrupt_index_after_clean_shutdown(tmp_path, clock, sanity_check):
 def test_rebuild_time_index_for_old_messages(tmp_path, clock):
     """v0 messages (no timestamps; a follower's, as a leader takes v2 only): a deleted time
     index of a segment that is not recovered comes back empty, 0 bytes."""
-    config = LogConfig(segment_bytes=200, index_interval_bytes=1)
+    config = small_config(segment_bytes=200, index_interval_bytes=1)
     log = open_log(tmp_path, clock, config)
     for i in range(200):
         log.append_as_follower(
@@ -267,7 +251,7 @@ def test_bogus_index_segments_are_removed(tmp_path, clock):
     bogus_index_2.touch()
     bogus_time_index_2.touch()
     size = len(record(b"test", clock.milliseconds()))
-    config = LogConfig(segment_bytes=size * 5, segment_index_bytes=1000, index_interval_bytes=1)
+    config = small_config(segment_bytes=size * 5, segment_index_bytes=1000, index_interval_bytes=1)
     observer = LoadObserver()
     log = open_log(tmp_path, clock, config, observer=observer)
     assert bogus_index_1.stat().st_size > 0 and bogus_time_index_1.stat().st_size > 0
@@ -285,7 +269,7 @@ def test_bogus_index_segments_are_removed(tmp_path, clock):
 @pytest.mark.req("LOAD-6")
 def test_open_deletes_obsolete_files(tmp_path, clock):
     size = len(record(b"test", clock.milliseconds() - 1000))
-    config = LogConfig(segment_bytes=size * 5, segment_index_bytes=1000, retention_ms=999)
+    config = small_config(segment_bytes=size * 5, segment_index_bytes=1000, retention_ms=999)
     log = open_log(tmp_path, clock, config)
     for _ in range(100):
         log.append_as_leader(record(b"test", clock.milliseconds() - 1000), 0)
@@ -305,7 +289,7 @@ def test_open_deletes_obsolete_files(tmp_path, clock):
 @pytest.mark.parametrize("seed", range(10))
 def test_corrupt_log(tmp_path, clock, seed):
     """Random bytes after the last batch of the active .log and .index are recovered away."""
-    config = LogConfig(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024)
+    config = small_config(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024)
     log = open_log(tmp_path, clock, config)
     num_messages = 50 + (seed * 37) % 50
     for _ in range(num_messages):
@@ -323,7 +307,7 @@ def test_corrupt_log(tmp_path, clock, seed):
 
 @pytest.mark.req("LOAD-13", "LOAD-21", "RECOV-9")
 def test_recover_with_empty_active_segment(tmp_path, clock):
-    config = LogConfig(segment_bytes=700, index_interval_bytes=300, segment_index_bytes=4096)
+    config = small_config(segment_bytes=700, index_interval_bytes=300, segment_index_bytes=4096)
     log = open_log(tmp_path, clock, config)
     for i in range(100):
         log.append_as_leader(record(value(i), clock.milliseconds() + i * 10), 0)
@@ -357,7 +341,7 @@ def test_recover_with_empty_active_segment(tmp_path, clock):
 
 
 def rolled_log(tmp_path, clock, n: int):
-    log = open_log(tmp_path, clock, LogConfig())
+    log = open_log(tmp_path, clock, small_config())
     for i in range(n):
         log.append_as_leader(
             build_record_batch(
@@ -381,8 +365,8 @@ def test_log_end_less_than_start_after_reopen(tmp_path, clock, segments):
     assert log.log_end_offset > log.log_start_offset
     log.log_segments()[1].log.file.write_bytes(b"corruptRecord")
     log.close()
-    log = open_log(tmp_path, clock, LogConfig(), clean=False, log_start_offset=start_offset)
-    clock.sleep(LogConfig().file_delete_delay_ms)
+    log = open_log(tmp_path, clock, small_config(), clean=False, log_start_offset=start_offset)
+    clock.sleep(small_config().file_delete_delay_ms)
     assert log.number_of_segments == 1
     assert log.log_start_offset == log.log_end_offset == start_offset
     only = log.log_segments()[0]
@@ -407,229 +391,8 @@ def test_log_start_offset_when_remote_storage_is_enabled(tmp_path, clock):
     log.delete_old_segments()
     assert log.log_segments()[0].base_offset == 5
     log.close()
-    log = open_log(tmp_path, clock, LogConfig(), log_start_offset=0)
+    log = open_log(tmp_path, clock, small_config(), log_start_offset=0)
     assert log.log_start_offset == 5
-    log.close()
-
-
-# --- offset overflow (#99) ---
-
-
-def write_sample_batches(records: FileRecords, base_offset: int) -> int:
-    def batch(offset: int, *keys: int) -> bytes:
-        return build_record_batch(
-            [SimpleRecord(key=str(k).encode(), value=str(k).encode()) for k in keys],
-            base_offset=offset,
-            partition_leader_epoch=0,
-        )
-
-    records.append(batch(base_offset, base_offset))
-    records.append(batch(base_offset + 1, base_offset + 1, base_offset + 2))
-    records.append(batch(base_offset + INT32_MAX - 1, base_offset + INT32_MAX - 1))
-    return base_offset + INT32_MAX
-
-
-def initialize_log_dir_with_overflowed_segment(dir) -> None:
-    """LogTestUtils.initializeLogDirWithOverflowedSegment: three segments, the second of which
-    holds offsets that overflow its base; every segment has (empty) index files, so a clean
-    load does not recover them."""
-    dir.mkdir(parents=True, exist_ok=True)
-
-    def segment(base_offset: int, overflow: bool) -> int:
-        records = FileRecords.open(dir / log_file_name(base_offset))
-        next_offset = write_sample_batches(records, base_offset)
-        if overflow:
-            next_offset = write_sample_batches(records, next_offset)
-        records.close()
-        (dir / offset_index_file_name(base_offset)).touch()
-        (dir / time_index_file_name(base_offset)).touch()
-        return next_offset
-
-    next_offset = segment(0, False)
-    next_offset = segment(next_offset, True)
-    segment(next_offset, False)
-
-
-def first_overflow_segment(log):
-    for segment in log.log_segments():
-        for b in segment.log.batches():
-            if (
-                b.last_offset > segment.base_offset + INT32_MAX
-                or b.base_offset < segment.base_offset
-            ):
-                return segment
-    return None
-
-
-OVERFLOW_CONFIG = LogConfig(
-    index_interval_bytes=1, file_delete_delay_ms=1000, segment_index_bytes=4096
-)
-
-
-def create_log_with_offset_overflow(tmp_path, clock):
-    initialize_log_dir_with_overflowed_segment(partition_dir(tmp_path))
-    log = open_log(tmp_path, clock, OVERFLOW_CONFIG, recovery_point=LONG_MAX)
-    segment = first_overflow_segment(log)
-    assert segment is not None
-    return log, segment
-
-
-def recover_and_check(tmp_path, clock, expected_keys, config=OVERFLOW_CONFIG):
-    """LogTestUtils.recoverAndCheck: an unclean load from 0; after the deletion delay no
-    temporary file is left, the keys are as expected and nothing overflows."""
-    log = open_log(tmp_path, clock, config, clean=False)
-    clock.sleep(config.file_delete_delay_ms + 1)
-    log.scheduler.run_due()
-    for file in log.dir.iterdir():
-        assert not file.name.endswith((DELETED_FILE_SUFFIX, CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX))
-    assert keys_in_log(log) == expected_keys
-    assert first_overflow_segment(log) is None
-    return log
-
-
-def split(log, segment):
-    return split_overflowed_segment(
-        segment, None, log.segments, log.dir, log.config, log.clock, log.scheduler, LoadObserver()
-    )
-
-
-def restore_deleted_files(dir) -> None:
-    for file in dir.iterdir():
-        if file.name.endswith(DELETED_FILE_SUFFIX):
-            file.rename(file.with_name(file.name[: -len(DELETED_FILE_SUFFIX)]))
-
-
-def truncate_old_segment(segment) -> None:
-    """Kafka's ``segmentWithOverflow.truncateTo(0)`` on the replaced segment: its .log is cut
-    wherever its file now is (renamed back, still .deleted, or already gone)."""
-    name = segment.log.file.name
-    for path in (
-        segment.log.file,
-        segment.log.file.with_name(name.replace(DELETED_FILE_SUFFIX, "")),
-    ):
-        if path.exists():
-            path.write_bytes(b"")
-            return
-
-
-@pytest.mark.req("RECOV-10")
-def test_recovery_of_segment_with_offset_overflow(tmp_path, clock):
-    log, _ = create_log_with_offset_overflow(tmp_path, clock)
-    expected = keys_in_log(log)
-    log.close_handlers()
-    recovered_log = recover_and_check(tmp_path, clock, expected)
-    for segment in recovered_log.log_segments():
-        with pytest.raises(KafkaLogError) as raised:  # Kafka: IllegalArgumentException
-            split(recovered_log, segment)
-        assert raised.value.category is Category.OFFSET_OVERFLOW
-    recovered_log.close()
-
-
-@pytest.mark.req("RECOV-10", "LOAD-7", "LOAD-8", "LOAD-9", "LOAD-10")
-@pytest.mark.parametrize("phase", [1, 2, 3, 4, 5])
-def test_recovery_after_crash_during_split_phase(tmp_path, clock, phase):
-    """testRecoveryAfterCrashDuringSplitPhase1..5: 1, 2: while the new segments are .cleaned
-    (2: one already .swap) the split is undone and done again by the load; 3, 4: once all
-    are .swap (4: the old files' deletion done too) it is completed; 5: one new segment
-    still .swap, the other renamed into place."""
-    log, overflowed = create_log_with_offset_overflow(tmp_path, clock)
-    expected = keys_in_log(log)
-    initial = log.number_of_segments
-    new_segments = split(log, overflowed)
-    if phase in (1, 2):
-        for segment in reversed(new_segments):
-            last = segment is new_segments[-1]
-            segment.change_file_suffixes(
-                "", SWAP_FILE_SUFFIX if phase == 2 and last else CLEANED_FILE_SUFFIX
-            )
-            segment.truncate_to(0)
-        restore_deleted_files(log.dir)
-    elif phase in (3, 4):
-        for segment in reversed(new_segments):
-            segment.change_file_suffixes("", SWAP_FILE_SUFFIX)
-        if phase == 3:
-            restore_deleted_files(log.dir)
-        else:
-            for file in log.dir.iterdir():
-                if file.name.endswith(DELETED_FILE_SUFFIX):
-                    file.unlink()
-        truncate_old_segment(overflowed)
-    else:
-        new_segments[-1].change_file_suffixes("", SWAP_FILE_SUFFIX)
-        truncate_old_segment(overflowed)
-    log.close_handlers()
-    recovered_log = recover_and_check(tmp_path, clock, expected)
-    assert recovered_log.number_of_segments == initial + 1
-    recovered_log.close()
-
-
-# --- a log cleaner crash (#100) ---
-
-
-def fake_clean(log, keep) -> None:
-    """LogCleaner.cleanSegments, reduced to what the loader sees: the batches of the first 9
-    segments whose key ``keep`` accepts, written into one ``.cleaned`` segment and swapped in
-    (LocalLog.replaceSegments); the old segments' ``.deleted`` files stay (their delay has
-    not passed)."""
-    from reference_impl.offset_overflow import _create_new_cleaned_segment, replace_segments
-
-    old = log.log_segments()[:9]
-    cleaned = _create_new_cleaned_segment(log.dir, log.config, log.clock, old[0].base_offset)
-    for segment in old:
-        for b in segment.log.batches():
-            if keep(int(b.records()[0].key)):
-                cleaned.append(b.last_offset, b.max_timestamp, b.last_offset, b.raw)
-    cleaned.on_become_inactive_segment()
-    cleaned.flush()
-    replace_segments(
-        log.segments, [cleaned], old, log.dir, log.config, log.scheduler, LoadObserver()
-    )
-
-
-@pytest.mark.req("LOAD-5", "LOAD-6", "LOAD-7", "LOAD-8", "LOAD-9", "LOAD-10")
-def test_recovery_after_crash(tmp_path, clock):
-    """LogCleanerTest.testRecoveryAfterCrash: a crash 1) while the cleaned segment is .cleaned,
-    2) partly renamed .swap, 3) all .swap with the old files not yet .deleted, 4) all .swap
-    and the old files .deleted; 1, 2 undo the cleaning, 3, 4 complete it."""
-    config = LogConfig(segment_bytes=300, index_interval_bytes=1, file_delete_delay_ms=10)
-    log = open_log(tmp_path, clock, config)
-
-    def fill():
-        while log.number_of_segments < 10:
-            offset = log.log_end_offset
-            log.append_as_leader(keyed_batch(0, offset), 0)
-
-    def even(key: int) -> bool:
-        return key % 2 == 0
-
-    fill()
-    all_keys = keys_in_log(log)
-    for stage in (1, 2, 3, 4):
-        fake_clean(log, even)
-        cleaned_keys = keys_in_log(log)
-        head = log.log_segments()[0]
-        if stage != 4:
-            log.close()
-        if stage in (1, 2):
-            head.change_file_suffixes("", CLEANED_FILE_SUFFIX)
-            if stage == 2:
-                head.log.rename_to(
-                    head.log.file.with_name(
-                        head.log.file.name.replace(CLEANED_FILE_SUFFIX, SWAP_FILE_SUFFIX)
-                    )
-                )
-        else:
-            head.change_file_suffixes("", SWAP_FILE_SUFFIX)
-        if stage != 4:
-            restore_deleted_files(log.dir)
-        else:
-            log.close_handlers()
-        log = recover_and_check(
-            tmp_path, clock, all_keys if stage in (1, 2) else cleaned_keys, config
-        )
-        all_keys = keys_in_log(log)
-        fill()
-        all_keys = keys_in_log(log)
     log.close()
 
 
@@ -638,7 +401,7 @@ def test_recovery_after_crash(tmp_path, clock):
 
 @pytest.mark.req("RECOV-7", "LOAD-22")
 def test_log_recovers_for_leader_epoch(tmp_path, clock):
-    log = open_log(tmp_path, clock, LogConfig())
+    log = open_log(tmp_path, clock, small_config())
     for offset, epoch in ((0, 1), (1, 2), (2, 2), (3, 3)):
         log.append_as_follower(
             build_record_batch(
@@ -650,7 +413,7 @@ def test_log_recovers_for_leader_epoch(tmp_path, clock):
     log.leader_epoch_cache.truncate_from_end(2)  # deliberately lose entries
     assert log.leader_epoch_cache.epoch_entries() != expected
     log.close()
-    recovered_log = open_log(tmp_path, clock, LogConfig(), clean=False)
+    recovered_log = open_log(tmp_path, clock, small_config(), clean=False)
     assert recovered_log.leader_epoch_cache.epoch_entries() == expected
     recovered_log.close()
 
@@ -660,14 +423,14 @@ def test_epoch_cache_truncated_to_the_log_after_a_crash(tmp_path, clock):
     """The epoch checkpoint is written before the append's bytes (CKPT-B-2): a torn append
     leaves an entry past the LEO, which the load removes; a stale checkpoint below the log
     start offset is moved up to it."""
-    log = open_log(tmp_path, clock, LogConfig())
+    log = open_log(tmp_path, clock, small_config())
     for epoch in (1, 1, 2, 3):
         log.append_as_leader(record(b"x"), epoch)
     log.crash()
     active = log.active_segment.log.file
     active.write_bytes(active.read_bytes()[:-3])  # the epoch-3 batch is torn
     (tmp_path / "log-start-offset-checkpoint").write_text("0\n1\ntopic 0 1\n")
-    log = open_log(tmp_path, clock, LogConfig(), clean=False, recovery_point=None)
+    log = open_log(tmp_path, clock, small_config(), clean=False, recovery_point=None)
     assert log.log_end_offset == 3 and log.log_start_offset == 1
     assert log.leader_epoch_cache.epoch_entries() == [EpochEntry(1, 1), EpochEntry(2, 2)]
     log.close()
@@ -683,7 +446,7 @@ def test_load_partition_dir_with_no_segments_should_not_throw(tmp_path, clock):
     from reference_impl.loader import LoadOptions
     from reference_impl.log import Log
 
-    log = Log.open(dir, LogConfig(), clock, load=LoadOptions(had_clean_shutdown=False))
+    log = Log.open(dir, small_config(), clock, load=LoadOptions(had_clean_shutdown=False))
     assert log.number_of_segments == 1
     assert (log.log_end_offset, log.recovery_point) == (0, 0)
     log.close()
@@ -691,14 +454,14 @@ def test_load_partition_dir_with_no_segments_should_not_throw(tmp_path, clock):
 
 @pytest.mark.req("LOAD-25")
 def test_subdirectories_are_not_segments(tmp_path, clock):
-    log = open_log(tmp_path, clock, LogConfig())
+    log = open_log(tmp_path, clock, small_config())
     log.append_as_leader(record(b"x"), 0)
     log.close()
     quarantine = partition_dir(tmp_path) / ".klogspec-quarantine" / "20240101T000000Z"
     quarantine.mkdir(parents=True)
     (quarantine / log_file_name(0)).write_bytes(b"garbage")
     (quarantine / offset_index_file_name(7)).write_bytes(b"garbage")
-    log = open_log(tmp_path, clock, LogConfig(), clean=False)
+    log = open_log(tmp_path, clock, small_config(), clean=False)
     assert log.log_end_offset == 1
     assert (quarantine / offset_index_file_name(7)).exists()
     log.close()
@@ -714,7 +477,7 @@ def test_over_compacted_log_recovery(tmp_path, clock, magic, records):
     """testOverCompactedLogRecovery, ...MultiRecord, ...MultiRecordV1: follower batches jumping
     past Int.MAX from offset 0 roll to new segments (tests/log); recovering all of them finds
     no overflow and every index's offsets fit its segment."""
-    config = LogConfig(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024)
+    config = small_config(segment_bytes=1000, index_interval_bytes=1, max_message_bytes=64 * 1024)
     log = open_log(tmp_path, clock, config)
 
     def follower(offset: int, *values: bytes) -> bytes:
@@ -742,7 +505,9 @@ def test_over_compacted_log_recovery(tmp_path, clock, magic, records):
 @pytest.mark.req("TRUNC-4", "TRUNC-6", "RECOV-1")
 def test_reopen_then_truncate(tmp_path, clock):
     size = len(record(b"test", clock.milliseconds()))
-    config = LogConfig(segment_bytes=size * 5, segment_index_bytes=1000, index_interval_bytes=10000)
+    config = small_config(
+        segment_bytes=size * 5, segment_index_bytes=1000, index_interval_bytes=10000
+    )
     log = open_log(tmp_path, clock, config)
     for _ in range(100):
         log.append_as_leader(record(b"test", clock.milliseconds()), 0)
@@ -751,100 +516,6 @@ def test_reopen_then_truncate(tmp_path, clock):
     log.truncate_to(3)
     assert log.number_of_segments == 1 and log.log_end_offset == 3
     log.close()
-
-
-# --- the reference's own cases ---
-
-
-def crashed_log(tmp_path, clock, n: int = 12, config: LogConfig | None = None):
-    """A log of ``n`` keyed one-record batches in segments of 3, crashed."""
-    log = open_log(tmp_path, clock, config or LogConfig(segment_bytes=250, index_interval_bytes=0))
-    for i in range(n):
-        log.append_as_leader(keyed_batch(0, i), 0)
-    log.crash()
-    return log
-
-
-@pytest.mark.req("LOAD-4")
-def test_checkpoints_that_do_not_parse_read_as_zero(tmp_path, clock):
-    log = crashed_log(tmp_path, clock)
-    segments = log.number_of_segments
-    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\ntopic 0 not-a-number\n")
-    (tmp_path / "log-start-offset-checkpoint").write_text("garbage")
-    observer = LoadObserver()
-    log = open_log(tmp_path, clock, clean=False, recovery_point=None, observer=observer)
-    assert len(recovered(observer)) == segments  # recovery point 0: every segment
-    assert log.log_start_offset == 0 and keys_in_log(log) == list(range(12))
-    log.close()
-
-
-@pytest.mark.req("LOAD-15", "RECOV-4")
-def test_corrupt_transaction_index_recovers_the_segment(tmp_path, clock):
-    from reference_impl.files import txn_index_file_name
-    from reference_impl.index import AbortedTxn, encode_aborted_txn
-
-    log = crashed_log(tmp_path, clock)
-    base = log.log_segments()[1].base_offset
-    txn = partition_dir(tmp_path) / txn_index_file_name(base)
-    txn.write_bytes(encode_aborted_txn(AbortedTxn(7, 0, base - 1, base - 1)))  # below the base
-    observer = LoadObserver()
-    log = open_log(tmp_path, clock, clean=True, observer=observer)
-    assert recovered(observer, Reason.CORRUPT_TXN_INDEX) == [log_file_name(base)]
-    assert txn.stat().st_size == 0  # emptied; producer state would refill it
-    log.close()
-
-
-@pytest.mark.req("RECOV-6", "RECOV-5")
-def test_offsets_that_go_back_empty_the_segment(tmp_path, clock):
-    """A batch whose baseOffset (outside the CRC) points back: the rebuilt offset index would
-    go back, so the segment is emptied and every later segment deleted. Met while loading (a
-    segment without .index, LOAD-13), the same makes the load fail, as in Kafka."""
-    dir = partition_dir(tmp_path)
-    dir.mkdir(parents=True)
-    first = FileRecords.open(dir / log_file_name(0))
-    for offset in (0, 1, 2, 1):
-        first.append(keyed_batch(offset, offset))
-    first.close()
-    second = FileRecords.open(dir / log_file_name(10))
-    second.append(keyed_batch(10, 10))
-    second.close()
-    config = LogConfig(index_interval_bytes=0, file_delete_delay_ms=0)
-    with pytest.raises(KafkaLogError) as raised:
-        open_log(tmp_path, clock, config, clean=False)
-    assert raised.value.category is Category.INVALID_OFFSET
-    for base in (0, 10):
-        (dir / offset_index_file_name(base)).touch()
-        (dir / time_index_file_name(base)).touch()
-    observer = LoadObserver()
-    log = open_log(tmp_path, clock, config, clean=False, observer=observer)
-    cuts = [(e.file.name, e.position, e.error) for e in observer.events if e.action == "truncate"]
-    assert cuts == [(log_file_name(0), 0, "invalid_offset")]
-    assert log.log_end_offset == 0 and log.number_of_segments == 1
-    assert not (dir / log_file_name(10)).exists()
-    log.close()
-
-
-@pytest.mark.req("RECOV-2", "RECOV-7")
-def test_what_recovery_does_not_see(tmp_path, clock):
-    """baseOffset and partitionLeaderEpoch are outside the CRC: a changed base offset that no
-    index entry meets stays (verify reports it, FRAME-13); a larger epoch enters the cache."""
-    from reference_impl.records.batch import set_base_offset, set_partition_leader_epoch
-    from reference_impl.verify_run import verify_paths
-
-    log = crashed_log(
-        tmp_path, clock, config=LogConfig(segment_bytes=250, index_interval_bytes=10**6)
-    )
-    segment = log.log_segments()[1]
-    raws = [b.raw for b in iter_batches(segment.log.file.read_bytes())]
-    raws[1] = set_partition_leader_epoch(set_base_offset(raws[1], segment.base_offset + 2), 9)
-    segment.log.file.write_bytes(b"".join(raws))
-    log = open_log(tmp_path, clock, clean=False)
-    assert log.log_end_offset == 12
-    assert (9, segment.base_offset + 2) in [
-        (e.epoch, e.start_offset) for e in log.leader_epoch_cache.epoch_entries()
-    ]
-    log.close()
-    assert "FRAME-13" in {f.rule for f in verify_paths([tmp_path])}
 
 
 @pytest.mark.req("LOAD-3", "CLEAN-3")
