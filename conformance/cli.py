@@ -226,9 +226,11 @@ def golden():
 @click.option(
     "--out", type=click.Path(file_okay=False), help="Write here instead of conformance/goldens."
 )
-def golden_regenerate(out):
+@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
+def golden_regenerate(out, as_json):
     """Run every scenario on the reference and write its final directory, the corrupt
     fixtures and manifest.json. Deterministic: byte-identical on every run."""
+    import json
     from pathlib import Path
 
     from .goldens import golden_dir, regenerate
@@ -236,23 +238,36 @@ def golden_regenerate(out):
     target = Path(out) if out else golden_dir()
     manifest = regenerate(target)
     size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
-    click.echo(
-        f"{len(manifest['scenarios'])} scenarios, {len(manifest['corrupt'])} corrupt fixtures, {size} bytes in {target}"
-    )
+    scenarios, corrupt = len(manifest["scenarios"]), len(manifest["corrupt"])
+    if as_json:
+        click.echo(
+            json.dumps(
+                {"scenarios": scenarios, "corrupt": corrupt, "bytes": size, "out": str(target)}
+            )
+        )
+    else:
+        click.echo(f"{scenarios} scenarios, {corrupt} corrupt fixtures, {size} bytes in {target}")
 
 
 @golden.command("check")
-def golden_check():
+@click.option("--json", "as_json", is_flag=True, help="Print each difference as a JSON line.")
+def golden_check(as_json):
     """Fail (exit 1) when the checked-in goldens differ from a fresh regeneration."""
+    import json
+
     from .goldens import check
 
     problems = check()
-    for problem in problems:
-        click.echo(problem)
-    if problems:
-        click.echo("goldens are stale: run `klogspec golden regenerate`")
+    if as_json:
+        for problem in problems:
+            click.echo(json.dumps({"problem": problem}))
     else:
-        click.echo("goldens are fresh")
+        for problem in problems:
+            click.echo(problem)
+        if problems:
+            click.echo("goldens are stale: run `klogspec golden regenerate`")
+        else:
+            click.echo("goldens are fresh")
     raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
 
 

@@ -218,3 +218,18 @@ def _pythonpath() -> str:
     from conformance.transport import _python_env
 
     return _python_env()["PYTHONPATH"]
+
+
+def test_commands_are_registered_in_pyproject():
+    """klogspec finds conformance, golden and testee through the klogspec.commands entry
+    points, and the reference through klogspec.implementations."""
+    import tomllib
+    from pathlib import Path
+
+    from conformance.transport import PACKAGE_ROOT, load_factory
+
+    project = tomllib.loads((Path(PACKAGE_ROOT) / "pyproject.toml").read_text())["project"]
+    commands = project["entry-points"]["klogspec.commands"]
+    for name in ("conformance", "golden", "testee"):
+        assert load_factory(commands[name]).name == name
+    assert callable(load_factory(project["entry-points"]["klogspec.implementations"]["reference"]))
