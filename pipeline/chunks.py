@@ -14,7 +14,7 @@ import numpy as np
 import pyarrow as pa
 
 MAX_ROWS = 10_000  # Spark's spark.sql.execution.arrow.maxRecordsPerBatch default
-MAX_BYTES = 32 << 20
+MAX_BYTES = 8 << 20
 
 
 class ChunkBuilder:

@@ -1,0 +1,40 @@
+"""The data source's reader streams: a segment much bigger than a chunk is read in bounded
+memory (the reader is plain Python; no Spark session is needed)."""
+
+from __future__ import annotations
+
+import random
+import tracemalloc
+
+from pipeline.layout import discover_segments
+from pipeline.reader import read_range
+from pipeline.splits import plan_ranges
+from reference_impl.records import Compression, SimpleRecord, build_record_batch
+from reference_impl.records.batch import set_base_offset
+
+
+def test_a_48_mib_segment_is_read_in_bounded_memory(tmp_path):
+    rng = random.Random(0)
+    records = [SimpleRecord(rng.randbytes(1000), b"k%d" % i, 1_700_000_000_000) for i in range(40)]
+    template = build_record_batch(records, compression=Compression.NONE)
+    directory = tmp_path / "big-0"
+    directory.mkdir()
+    log = directory / f"{0:020d}.log"
+    with open(log, "wb") as handle:
+        offset = 0
+        while offset < 40 * (48 << 20) // len(template):
+            handle.write(b"".join(set_base_offset(template, offset + 40 * i) for i in range(100)))
+            offset += 4000
+    [segment] = discover_segments([str(directory)])
+    [whole] = plan_ranges(segment)
+    next(read_range(whole, "record"))  # the imports a first chunk makes are not the reader's
+    tracemalloc.start()
+    try:
+        rows = chunks = 0
+        for chunk in read_range(whole, "record"):
+            rows, chunks = rows + chunk.num_rows, chunks + 1
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert rows == offset and chunks > 4
+    assert peak < 16 << 20, f"peak {peak >> 20} MiB for a {segment.size >> 20} MiB segment"
