@@ -62,7 +62,7 @@ class RecoverReport:
                 recoverFrom=plan.recovery_point,
                 logStartOffset=plan.log_start_offset,
                 logEndOffset=plan.log_end_offset,
-                bytesRemoved=plan.bytes_removed,
+                logBytesRemoved=plan.log_bytes_removed,
                 actions=[a.to_dict() for a in plan.actions],
             )
         out["quarantine"] = None if self.quarantine is None else str(self.quarantine)
@@ -226,7 +226,7 @@ def _print_report(console: Console, report: RecoverReport) -> None:
     if plan is not None and plan.changes:
         console.print(
             f"  log end offset {plan.log_end_offset}, log start offset {plan.log_start_offset}, "
-            f"{plan.bytes_removed} bytes removed"
+            f"{plan.log_bytes_removed} bytes of .log files removed"
         )
     if plan is not None and plan.recovery_point > 0:
         console.print(

@@ -98,8 +98,13 @@ class RecoveryPlan:
         return [a for a in self.actions if a.changed]
 
     @property
-    def bytes_removed(self) -> int:
-        return sum(a.bytes or 0 for a in self.actions if a.action in ("truncate", "delete"))
+    def log_bytes_removed(self) -> int:
+        """Bytes of ``.log`` files cut or deleted: data, where index bytes are derived."""
+        return sum(
+            a.bytes or 0
+            for a in self.actions
+            if a.action in ("truncate", "delete") and classify(a.file).kind is FileKind.LOG
+        )
 
 
 @dataclass
