@@ -36,6 +36,11 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
+from reference_impl.checkpoint_files import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    read_offsets_or_empty,
+)
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
@@ -400,6 +405,27 @@ class LogMachine(RuleBasedStateMachine):
             assert self.segment_bases() == [checkpointed]
         self.log_start_offset = max(checkpointed, self.segment_bases()[0])
         self.recovery_point = self.log_end_offset
+
+    @rule()
+    def crash_and_reopen(self):
+        """LOAD-1, RECOV-9, RECOV-11: a process crash keeps every byte written, and the unclean
+        load recovers from the checkpointed recovery point, which it does not raise."""
+        root = self.dir.parent
+        checkpoints = {
+            name: read_offsets_or_empty(root / name).get(("topic", 0), 0)
+            for name in (RECOVERY_POINT_CHECKPOINT, LOG_START_OFFSET_CHECKPOINT)
+        }
+        bases = self.segment_bases()
+        self.log.crash()
+        self.log = Log.open(self.dir, self.config, self.clock)
+        in_last = [b for b in self.batches if b.base_offset >= bases[-1]]
+        self.log_end_offset = in_last[-1].last_offset + 1 if in_last else bases[-1]
+        start = checkpoints[LOG_START_OFFSET_CHECKPOINT]
+        if self.log_end_offset < start:  # the log ends below its start: start afresh
+            self.batches, self.log_end_offset = [], start
+            assert self.segment_bases() == [start]
+        self.log_start_offset = max(start, self.segment_bases()[0])
+        self.recovery_point = min(checkpoints[RECOVERY_POINT_CHECKPOINT], self.log_end_offset)
 
     # --- invariants ---
     def layout(self) -> dict[int, list[ModelBatch]]:
