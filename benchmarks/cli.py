@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import shutil
 import sys
 import traceback
@@ -16,7 +17,16 @@ from . import (
     bench_recover,
     bench_verify,
 )
-from .harness import Context, Figure, describe, flush_print, make_tmp, run_info, write_results
+from .harness import (
+    Context,
+    Figure,
+    describe,
+    flush_print,
+    make_tmp,
+    markdown_table,
+    run_info,
+    write_results,
+)
 from .workload import RecordShape, parse_size
 
 MODULES = [bench_verify, bench_decode, bench_append, bench_recover, bench_conformance, bench_memory]
@@ -50,11 +60,16 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="also profile our side of each figure with pyinstrument "
                         "(text in OUT/profiles/NAME.txt)")  # fmt: skip
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
+    parser.add_argument("--markdown", action="store_true",
+                        help="print OUT/latest.json as a Markdown table and exit")  # fmt: skip
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     args = parse_args(argv)
+    if args.markdown:
+        print(markdown_table(json.loads((args.out / "latest.json").read_text())))
+        return 0
     size = parse_size(args.size or (QUICK_SIZE if args.quick else DEFAULT_SIZE))
     memory_size = parse_size(
         args.memory_size or (QUICK_MEMORY_SIZE if args.quick else DEFAULT_MEMORY_SIZE)

@@ -236,6 +236,20 @@ def write_results(figures: list[Figure], run: dict, out: Path) -> None:
     _write_json(out / "latest.json", {"schema": SCHEMA_VERSION, "run": run, "figures": collected})
 
 
+def markdown_table(latest: dict) -> str:
+    """``latest.json`` as a Markdown table (the README's latest figures)."""
+    rows = [
+        "| figure | ours | baseline | ratio | target | status |",
+        "| --- | --- | --- | --- | --- | --- |",
+    ]
+    for fig in latest["figures"]:
+        ratio = "-" if fig["ratio"] is None else f"{fig['ratio']:.2f}"
+        target = "-" if fig["target"] is None else fig["target"]["text"]
+        ours, base = _number(fig["ours"], fig["unit"]), _number(fig["baseline"], fig["unit"])
+        rows.append(f"| `{fig['name']}` | {ours} | {base} | {ratio} | {target} | {fig['status']} |")
+    return "\n".join(rows)
+
+
 def _write_json(path: Path, data: dict) -> None:
     tmp = path.with_suffix(".json.tmp")
     tmp.write_text(json.dumps(data, indent=2) + "\n")

@@ -74,3 +74,13 @@ def test_quick_run_writes_a_json_file_per_figure_and_a_summary(quick_run):
 def test_generated_data_is_removed(quick_run):
     scratch = quick_run[3]
     assert list(scratch.iterdir()) == []
+
+
+def test_markdown_table_has_a_row_per_figure(quick_run):
+    names, _, out, _ = quick_run
+    table = subprocess.run(
+        [sys.executable, str(RUN), "--markdown", "--out", str(out)],
+        capture_output=True, text=True, check=True,
+    ).stdout  # fmt: skip
+    rows = [line for line in table.splitlines() if line.startswith("| `")]
+    assert [row.split("`")[1] for row in rows] == names
