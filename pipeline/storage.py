@@ -48,13 +48,18 @@ def _url_filesystem(root: str) -> pafs.FileSystem:
 def filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     """The file system holding ``path`` and the path inside it."""
     if not is_url(path):
-        local = path.removeprefix("file://")
-        return pafs.LocalFileSystem(), os.path.abspath(local)
+        return pafs.LocalFileSystem(), os.path.abspath(path.removeprefix("file://"))
     scheme, rest = path.split("://", 1)
-    authority = rest.split("/", 1)[0]
+    authority, _, key = rest.partition("/")
     fs = _url_filesystem(f"{scheme}://{authority}")
     if isinstance(fs, pafs.PyFileSystem):
-        return fs, path
+        return fs, path  # fsspec takes the URL
+    if scheme in ("s3", "gs", "gcs"):
+        return fs, rest  # bucket/key
+    if scheme in ("hdfs", "viewfs"):
+        return fs, f"/{key}"
+    # other schemes: pyarrow's own parsing (for S3 it may ask the bucket's region: avoided
+    # above, as this runs for every file a task opens)
     return fs, pafs.FileSystem.from_uri(path)[1]
 
 
