@@ -21,6 +21,7 @@ from pipeline_trees import (
 )
 
 from pipeline.layout import Segment, discover_segments
+from pipeline.schema import spark_schema
 from pipeline.splits import plan_ranges, split_points
 from reference_impl.records import iter_file_batches
 
@@ -59,7 +60,12 @@ def _bytes(value):
 
 
 def test_records_equal_the_reference_in_every_codec_and_format(spark, log_dir):
-    rows = load(spark, log_dir).collect()
+    frame = load(spark, log_dir)
+    assert frame.schema == spark_schema("record", "fail")
+    assert load(spark, log_dir, level="batch", on_error="report").schema == spark_schema(
+        "batch", "report"
+    )
+    rows = frame.collect()
     assert record_tuples(rows) == reference_rows(logs_of(log_dir))
     by_file = {(r.topic, r.partition, Path(r.file).parent.name) for r in rows}
     assert by_file == {
