@@ -7,11 +7,13 @@
           .option("split_size", "128m")     # bytes per input partition of a big segment
           .load("/var/lib/kafka/data"))     # or .load([path, ...]); URLs work too
 
-Planning (``partitions()``, on the driver) lists the files and makes one input partition
-per segment, or per byte range of a segment bigger than ``split_size`` (splits.py);
-ranges are ordered largest first, so the big ones start first. ``read()`` (on executors)
-opens its file itself and yields Arrow record batches of at most 10,000 rows
-(reader.py); no file is ever held in memory whole. The schema is schema.py's.
+Planning (``partitions()``, on the driver) lists the files and cuts them into byte
+ranges: one per segment, several for a segment bigger than the split size (splits.py).
+Each input partition is a list of ranges worth about a split (every range counted
+``open_cost`` bytes more): a big segment's range alone, or many small segments, since a
+Python task costs tens of milliseconds of its own. ``read()`` (on executors) opens each
+file itself and yields Arrow record batches of at most 10,000 rows (reader.py); no file
+is ever held in memory whole. The schema is schema.py's.
 """
 
 from __future__ import annotations

@@ -30,6 +30,7 @@ from .layout import Segment, discover_segments
 from .storage import RandomAccess, read_all
 
 DEFAULT_SPLIT_SIZE = 128 << 20
+DEFAULT_OPEN_COST = 1 << 20  # Spark's openCostInBytes is 4 MiB; opening a local segment is cheaper
 _FRAME = struct.Struct(">qi")  # offset, size
 
 
@@ -129,9 +130,6 @@ def _forward_scan(source: RandomAccess, size: int, start: int, target: int) -> i
     return position if position + HEADER_SIZE_UP_TO_MAGIC < size else None
 
 
-DEFAULT_OPEN_COST = 1 << 20  # Spark's openCostInBytes is 4 MiB; opening a local segment is cheaper
-
-
 def max_split_bytes(total: int, count: int, split_size: int, open_cost: int, min_partitions: int):
     """Spark's FilePartition.maxSplitBytes: ``split_size``, lowered so that the bytes (each
     file counted ``open_cost`` more) spread over at least ``min_partitions`` tasks."""
@@ -168,7 +166,7 @@ def plan_partitions(
 
 def deal(items: list, weights: list[int], count: int) -> list[list]:
     """``items`` in at most ``count`` groups of about equal weight: heaviest first, each to
-    the lightest group so far (LPT scheduling). Groups come heaviest first."""
+    the lightest group so far (LPT scheduling), groups in the order of their heaviest item."""
     count = max(1, min(count, len(items)))
     loads = [(0, i) for i in range(count)]  # a heap of (load, group)
     groups: list[list] = [[] for _ in range(count)]
