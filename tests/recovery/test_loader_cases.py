@@ -1,5 +1,5 @@
 """The loader's own cases, beyond Kafka's tests: unreadable checkpoints, a corrupt .txnindex,
-offsets that go back, and what recovery cannot see."""
+offsets that go back, what recovery cannot see, zeros after a clean shutdown."""
 
 from __future__ import annotations
 
@@ -14,20 +14,17 @@ from reference_impl.files import (
     time_index_file_name,
 )
 from reference_impl.load_events import LoadObserver, Reason
-from reference_impl.records import (
-    iter_batches,
-)
+from reference_impl.records import iter_batches
 
 from .support import (
     keyed_batch,
     keys_in_log,
     open_log,
     partition_dir,
+    record,
     recovered,
     small_config,
 )
-
-# --- the reference's own cases ---
 
 
 def crashed_log(tmp_path, clock, n: int = 12, config: LogConfig | None = None):
@@ -121,3 +118,31 @@ def test_what_recovery_does_not_see(tmp_path, clock):
     ]
     log.close()
     assert "FRAME-13" in {f.rule for f in verify_paths([tmp_path])}
+
+
+@pytest.mark.req("LOAD-17", "FRAME-8")
+@pytest.mark.parametrize("zeros", [17, 18, 64])
+def test_zeros_after_a_clean_shutdown(tmp_path, clock, zeros):
+    """A clean load reads the last segment's batches for its next offset but recovers
+    nothing: 17 zero bytes or fewer end the scan quietly, more fail the load
+    (``invalid_batch_size``), as in Kafka; ``klogspec recover`` cuts them."""
+    from reference_impl.recover_cli import recover_partition
+
+    log = open_log(tmp_path, clock, small_config(), clean=None)
+    for i in range(3):
+        log.append_as_leader(record(b"x%d" % i), 0)
+    log.close()
+    active = partition_dir(tmp_path) / log_file_name(0)
+    size = active.stat().st_size
+    active.write_bytes(active.read_bytes() + bytes(zeros))
+    if zeros <= 17:
+        log = open_log(tmp_path, clock, small_config(), clean=None)
+        assert log.log_end_offset == 3 and log.active_segment.size == size + zeros
+        log.crash()
+        return
+    with pytest.raises(KafkaLogError) as raised:
+        open_log(tmp_path, clock, small_config(), clean=None)
+    assert raised.value.category is Category.INVALID_BATCH_SIZE
+    report = recover_partition(partition_dir(tmp_path), small_config())
+    assert [(a.action, a.error) for a in report.plan.actions][:1] == [("truncate", "zero_tail")]
+    assert open_log(tmp_path, clock, small_config(), clean=None).log_end_offset == 3
