@@ -96,7 +96,11 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
         _err.print(f"[red]unreadable:[/] {escape(problem)}")
     renderer.finish(stats, status)
     if out:
-        write_report(spark, run, out, status)
+        try:
+            write_report(spark, run, out, status)
+        except Exception as exc:  # an unwritable --out: the findings are printed already
+            _err.print(f"[red]error:[/] the report could not be written: {escape(_cause(exc)[0])}")
+            sys.exit(EXIT_USAGE)
         if not as_json:  # spark-submit merges stderr into stdout: keep JSON output clean
             _err.print(f"report: {escape(out)} (segments/, findings/, summary.json)")
     sys.exit(status)
@@ -167,7 +171,7 @@ def _json(value) -> str:
 
 
 _CORRUPT = ("CorruptRecordError", "KafkaLogError")
-_OTHER = ("SegmentUnreadableError", "FileNotFoundError", "AnalysisException")
+_OTHER = ("SegmentUnreadableError", "FileNotFoundError", "AnalysisException", "OSError")
 
 
 def _cause(exc: Exception) -> tuple[str, bool]:
@@ -179,4 +183,5 @@ def _cause(exc: Exception) -> tuple[str, bool]:
             if f"{marker}: " in line:
                 return line.split(f"{marker}: ", 1)[1].strip(), marker in _CORRUPT
     lines = text.strip().splitlines()
-    return (lines[0] if lines else type(exc).__name__), False
+    java = [line[2:] for line in lines if line.startswith(": ")]  # a Py4JJavaError's cause
+    return (java or lines or [type(exc).__name__])[0], False
