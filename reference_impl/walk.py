@@ -18,11 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import Category, CorruptRecordError, KafkaLogError
+from .errors import KafkaLogError
 from .files import FileKind, classify, parse_partition_dir_name
 from .records import Batch, iter_file_batches
-from .records.record import INT32_MAX
-from .records.stream import MIN_ENTRY_SIZE
+from .records.stream import MIN_ENTRY_SIZE, offset_range_problem
 
 _FRAME = struct.Struct(">qi")  # offset, size: enough to step over a well-framed bad entry
 SEGMENT_FILE_ORDER = [
@@ -99,13 +98,8 @@ def header_problem(batch: Batch, *, base_offset: int | None = None) -> KafkaLogE
         batch.ensure_valid()
     except KafkaLogError as exc:
         return exc
-    if base_offset is not None and not 0 <= batch.last_offset - base_offset <= INT32_MAX:
-        return CorruptRecordError(
-            Category.OFFSET_OVERFLOW,
-            f"last offset {batch.last_offset} is {batch.last_offset - base_offset} from the "
-            f"segment's base offset {base_offset}",
-            file=batch.file, position=batch.position, offset=offset_field(batch),
-        )  # fmt: skip
+    if base_offset is not None and (problem := offset_range_problem(batch, base_offset)):
+        return problem
     try:
         batch.compression  # noqa: B018 (the property raises for codec ids 5-7)
     except KafkaLogError as exc:

@@ -118,7 +118,9 @@ class BatchScanner:
             if self.max_message_bytes is not None:  # ERR-5: after magic and minimum size
                 self._check_size(size, position, offset)
             if self.base_offset is not None:
-                self._check_offset_range(batch, offset)
+                problem = offset_range_problem(batch, self.base_offset)
+                if problem is not None:
+                    raise problem
             yield batch
             position += LOG_OVERHEAD + size
             self.valid_bytes = position
@@ -137,15 +139,19 @@ class BatchScanner:
                 file=self.file, position=position, offset=offset,
             )  # fmt: skip
 
-    def _check_offset_range(self, batch: Batch, offset: int) -> None:
-        """FRAME-12: the last offset must fit an int32 relative to the segment's base offset."""
-        relative = batch.last_offset - self.base_offset
-        if not 0 <= relative <= INT32_MAX:
-            raise CorruptRecordError(
-                Category.OFFSET_OVERFLOW,
-                f"last offset {batch.last_offset} is {relative} from base offset {self.base_offset}",
-                file=self.file, position=batch.position, offset=offset,  # ERR-4: the entry's field
-            )  # fmt: skip
+
+def offset_range_problem(batch: Batch, base_offset: int) -> CorruptRecordError | None:
+    """FRAME-12: the last offset must fit an int32 relative to the segment's base offset.
+    The error carries the entry's own offset field (ERR-4), read from its first 8 bytes."""
+    relative = batch.last_offset - base_offset
+    if 0 <= relative <= INT32_MAX:
+        return None
+    return CorruptRecordError(
+        Category.OFFSET_OVERFLOW,
+        f"last offset {batch.last_offset} is {relative} from the segment's base offset {base_offset}",
+        file=batch.file, position=batch.position,
+        offset=int.from_bytes(batch.raw[:8], "big", signed=True),
+    )  # fmt: skip
 
 
 def parse_entry(raw: bytes, magic: int, *, position: int, file: str | None, offset: int) -> Batch:
