@@ -2,14 +2,15 @@
 
 An index file is an array of fixed-size entries with no header
 [storage/.../log/AbstractIndex.java]. Kafka memory-maps it; the reference keeps the
-entries in a Python list and mirrors every change with a positional write, which
-gives the same bytes on disk:
+entries' bytes in a ``bytearray``, decodes an entry only when a lookup reads it, and
+mirrors every change with a positional write, which gives the same bytes on disk:
 
 * a **new** file is extended at once to ``roundDown(max_index_size, entry_size)``
   zero bytes and holds 0 entries;
 * an **existing** file holds ``floor(length / entry_size)`` entries, *zero-filled
   preallocated slots included* (quirk 3), so a trimmed reopened index is full
-  (entries == max entries) until ``resize`` grows it;
+  (entries == max entries) until ``resize`` grows it; its slots are read on first use,
+  so a ``reset`` (recovery's first step) never reads them;
 * ``resize`` sets the file length (rounded down to whole entries) and keeps the
   entries; ``trim_to_valid_size`` resizes to exactly the entries; ``reset`` drops
   every entry and resizes to the maximum;
@@ -39,44 +40,46 @@ def round_down_to_exact_multiple(number: int, factor: int) -> int:
     return factor * (number // factor)
 
 
-def largest_lower_bound_slot(entries: list, target: int, key: Callable, entry_size: int) -> int:
+def largest_lower_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
     """The slot of the largest entry whose key is <= target, or -1 [AbstractIndex.indexSlotRangeFor].
 
+    ``key(slot)`` reads one entry's key; ``entries`` is how many slots there are.
     Kafka's search, step for step: a binary search of the warm section (the last
     8 KiB of entries) when the target lies past its first entry, else of the rest.
     On sorted entries this is a plain floor search; the exact steps matter only for
     a reopened untrimmed index, whose zero slots make the array unsorted.
     """
-    return _slot_range_for(entries, target, key, entry_size, smallest_upper_bound=False)
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=False)
 
 
-def smallest_upper_bound_slot(entries: list, target: int, key: Callable, entry_size: int) -> int:
+def smallest_upper_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
     """The slot of the smallest entry whose key is >= target, or -1."""
-    return _slot_range_for(entries, target, key, entry_size, smallest_upper_bound=True)
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=True)
 
 
 def _slot_range_for(
-    entries: list, target: int, key: Callable, entry_size: int, smallest_upper_bound: bool
+    key: Callable[[int], int], count: int, target: int, entry_size: int, smallest_upper_bound: bool
 ) -> int:
-    count = len(entries)
     if count == 0:
         return -1
     warm_entries = WARM_SECTION_BYTES // entry_size
     first_hot_entry = max(0, count - 1 - warm_entries)
-    if key(entries[first_hot_entry]) < target:
-        return _binary_search(
-            entries, target, key, smallest_upper_bound, first_hot_entry, count - 1
-        )
-    if key(entries[0]) > target:
+    if key(first_hot_entry) < target:
+        return _binary_search(key, count, target, smallest_upper_bound, first_hot_entry, count - 1)
+    if key(0) > target:
         return 0 if smallest_upper_bound else -1
-    return _binary_search(entries, target, key, smallest_upper_bound, 0, first_hot_entry)
+    return _binary_search(key, count, target, smallest_upper_bound, 0, first_hot_entry)
 
 
-def _binary_search(entries, target, key, smallest_upper_bound, begin, end) -> int:
+def _binary_search(key, count, target, smallest_upper_bound, begin, end) -> int:
     lo, hi = begin, end
     while lo < hi:
         mid = (lo + hi + 1) >> 1
-        found = key(entries[mid])
+        found = key(mid)
         if found > target:
             hi = mid - 1
         elif found < target:
@@ -85,7 +88,7 @@ def _binary_search(entries, target, key, smallest_upper_bound, begin, end) -> in
             return mid
     if not smallest_upper_bound:
         return lo
-    return -1 if lo == len(entries) - 1 else lo + 1
+    return -1 if lo == count - 1 else lo + 1
 
 
 class AbstractIndex:
@@ -109,12 +112,17 @@ class AbstractIndex:
             os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.entry_size))
         self.length = os.fstat(fd).st_size
         self.max_entries = self.length // self.entry_size
-        if newly_created:
-            self._entries: list = []
-        else:
-            # INDEX-5: an existing file's entries are all its whole slots, zero slots included
-            data = os.pread(fd, self.max_entries * self.entry_size, 0)
-            self._entries = [self._decode(fields) for fields in self.ENTRY.iter_unpack(data)]
+        # the entries' bytes, slot n at n * entry_size; None until an existing file's
+        # slots are first needed (INDEX-5: all its whole slots, zero slots included)
+        self._data: bytearray | None = bytearray() if newly_created else None
+        self._unread_entries = self.max_entries
+
+    def _slots(self) -> bytearray:
+        """The entries' bytes, read from the file on first use."""
+        if self._data is None:
+            size = self._unread_entries * self.entry_size
+            self._data = bytearray(os.pread(self._handle.fileno(), size, 0))
+        return self._data
 
     # --- entry coding, per subclass ---
     def _decode(self, fields: tuple):
@@ -123,6 +131,13 @@ class AbstractIndex:
     def _encode(self, entry) -> bytes:
         raise NotImplementedError
 
+    def _fields_at(self, slot: int) -> tuple:
+        """One slot's fields, decoded on demand (a search reads a handful of slots)."""
+        return self.ENTRY.unpack_from(self._slots(), slot * self.ENTRY.size)
+
+    def _entry_at(self, slot: int):
+        return self._decode(self._fields_at(slot))
+
     # --- sizes ---
     @property
     def entry_size(self) -> int:
@@ -130,7 +145,9 @@ class AbstractIndex:
 
     @property
     def entries(self) -> int:
-        return len(self._entries)
+        if self._data is None:
+            return self._unread_entries
+        return len(self._data) // self.entry_size
 
     def is_full(self) -> bool:
         return self.entries >= self.max_entries
@@ -156,12 +173,16 @@ class AbstractIndex:
     def _append_entry(self, entry) -> None:
         """Write ``entry`` in the next slot; callers have checked fullness and order."""
         data = self._encode(entry)
-        os.pwrite(self._handle.fileno(), data, self.entries * self.entry_size)
-        self._entries.append(entry)
+        slots = self._slots()
+        os.pwrite(self._handle.fileno(), data, len(slots))
+        slots += data
 
     def _truncate_to_entries(self, entries: int) -> None:
         """Keep the first ``entries`` entries; the bytes after them stay as they are."""
-        del self._entries[entries:]
+        if self._data is None:  # unread slots stay unread (a reset reads none)
+            self._unread_entries = min(self._unread_entries, entries)
+        else:
+            del self._data[entries * self.entry_size :]
 
     def truncate(self) -> None:
         """Remove every entry (the file keeps its length)."""

@@ -16,18 +16,11 @@ from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_up
 from .errors import Category, InvalidArgumentError, LogOperationError
 from .index import (
     OFFSET_INDEX_ENTRY,
+    OFFSET_INDEX_ENTRY_SIZE,
     OffsetPosition,
     encode_offset_index_entry,
     sanity_check_offset_index,
 )
-
-
-def _offset(entry: OffsetPosition) -> int:
-    return entry.offset
-
-
-def _position(entry: OffsetPosition) -> int:
-    return entry.position
 
 
 class OffsetIndex(AbstractIndex):
@@ -40,10 +33,17 @@ class OffsetIndex(AbstractIndex):
     def _encode(self, entry: OffsetPosition) -> bytes:
         return encode_offset_index_entry(entry, self.base_offset)
 
+    def _offset_at(self, slot: int) -> int:
+        return self.base_offset + self._fields_at(slot)[0]
+
+    def _position_at(self, slot: int) -> int:
+        return self._fields_at(slot)[1]
+
     @property
     def last_offset(self) -> int:
         """The last entry's offset, or the base offset when empty."""
-        return self._entries[-1].offset if self._entries else self.base_offset
+        entries = self.entries
+        return self._offset_at(entries - 1) if entries else self.base_offset
 
     def append(self, offset: int, position: int) -> None:
         """INDEX-13, INDEX-17: offsets strictly increase; positions are not checked.
@@ -68,8 +68,10 @@ class OffsetIndex(AbstractIndex):
 
     def lookup(self, target_offset: int) -> OffsetPosition:
         """INDEX-18: the entry with the largest offset <= target, else (baseOffset, 0)."""
-        slot = largest_lower_bound_slot(self._entries, target_offset, _offset, self.entry_size)
-        return OffsetPosition(self.base_offset, 0) if slot == -1 else self._entries[slot]
+        slot = largest_lower_bound_slot(
+            self._offset_at, self.entries, target_offset, OFFSET_INDEX_ENTRY_SIZE
+        )
+        return OffsetPosition(self.base_offset, 0) if slot == -1 else self._entry_at(slot)
 
     def entry(self, n: int) -> OffsetPosition:
         if n >= self.entries:
@@ -77,17 +79,18 @@ class OffsetIndex(AbstractIndex):
                 f"attempt to fetch the {n}th entry from index {self.file}, which has size "
                 f"{self.entries}"
             )
-        return self._entries[n]
+        return self._entry_at(n)
 
     def fetch_upper_bound_offset(
         self, fetch_offset: OffsetPosition, fetch_size: int
     ) -> OffsetPosition | None:
         """The entry with the smallest position >= start position + fetch size, or None:
         an offset certainly past a fetch of ``fetch_size`` bytes from ``fetch_offset``."""
+        target = fetch_offset.position + fetch_size
         slot = smallest_upper_bound_slot(
-            self._entries, fetch_offset.position + fetch_size, _position, self.entry_size
+            self._position_at, self.entries, target, OFFSET_INDEX_ENTRY_SIZE
         )
-        return None if slot == -1 else self._entries[slot]
+        return None if slot == -1 else self._entry_at(slot)
 
     def truncate_to(self, offset: int) -> None:
         """INDEX-6: remove the entries with offset >= ``offset``.
@@ -95,10 +98,12 @@ class OffsetIndex(AbstractIndex):
         With ``slot`` the largest entry <= offset: none leaves 0 entries; an exact match
         leaves ``slot`` (the match goes too); otherwise ``slot + 1`` remain.
         """
-        slot = largest_lower_bound_slot(self._entries, offset, _offset, self.entry_size)
+        slot = largest_lower_bound_slot(
+            self._offset_at, self.entries, offset, OFFSET_INDEX_ENTRY_SIZE
+        )
         if slot < 0:
             new_entries = 0
-        elif self._entries[slot].offset == offset:
+        elif self._offset_at(slot) == offset:
             new_entries = slot
         else:
             new_entries = slot + 1

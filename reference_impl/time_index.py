@@ -18,18 +18,11 @@ from .errors import Category, IllegalStateError, InvalidArgumentError, LogOperat
 from .index import (
     NO_TIMESTAMP,
     TIME_INDEX_ENTRY,
+    TIME_INDEX_ENTRY_SIZE,
     TimestampOffset,
     encode_time_index_entry,
     sanity_check_time_index,
 )
-
-
-def _timestamp(entry: TimestampOffset) -> int:
-    return entry.timestamp
-
-
-def _offset(entry: TimestampOffset) -> int:
-    return entry.offset
 
 
 class TimeIndex(AbstractIndex):
@@ -42,15 +35,22 @@ class TimeIndex(AbstractIndex):
     def _encode(self, entry: TimestampOffset) -> bytes:
         return encode_time_index_entry(entry, self.base_offset)
 
+    def _timestamp_at(self, slot: int) -> int:
+        return self._fields_at(slot)[0]
+
+    def _offset_at(self, slot: int) -> int:
+        return self.base_offset + self._fields_at(slot)[1]
+
     def is_full(self) -> bool:
         """INDEX-12: one slot is reserved for the roll/close entry."""
         return self.entries >= self.max_entries - 1
 
     def last_entry(self) -> TimestampOffset:
         """The last entry, or (-1, baseOffset) when empty."""
-        return (
-            self._entries[-1] if self._entries else TimestampOffset(NO_TIMESTAMP, self.base_offset)
-        )
+        entries = self.entries
+        if not entries:
+            return TimestampOffset(NO_TIMESTAMP, self.base_offset)
+        return self._entry_at(entries - 1)
 
     def maybe_append(self, timestamp: int, offset: int, skip_full_check: bool = False) -> None:
         """INDEX-10: append (timestamp, offset) if the timestamp is above the last entry's.
@@ -88,11 +88,11 @@ class TimeIndex(AbstractIndex):
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """INDEX-19: the entry with the largest timestamp <= target, else (-1, baseOffset)."""
         slot = largest_lower_bound_slot(
-            self._entries, target_timestamp, _timestamp, self.entry_size
+            self._timestamp_at, self.entries, target_timestamp, TIME_INDEX_ENTRY_SIZE
         )
         if slot == -1:
             return TimestampOffset(NO_TIMESTAMP, self.base_offset)
-        return self._entries[slot]
+        return self._entry_at(slot)
 
     def entry(self, n: int) -> TimestampOffset:
         if n >= self.entries:
@@ -100,14 +100,16 @@ class TimeIndex(AbstractIndex):
                 f"attempt to fetch the {n}th entry from time index {self.file} which has size "
                 f"{self.entries}"
             )
-        return self._entries[n]
+        return self._entry_at(n)
 
     def truncate_to(self, offset: int) -> None:
         """INDEX-6: remove the entries with offset >= ``offset`` (searched by their offsets)."""
-        slot = largest_lower_bound_slot(self._entries, offset, _offset, self.entry_size)
+        slot = largest_lower_bound_slot(
+            self._offset_at, self.entries, offset, TIME_INDEX_ENTRY_SIZE
+        )
         if slot < 0:
             new_entries = 0
-        elif self._entries[slot].offset == offset:
+        elif self._offset_at(slot) == offset:
             new_entries = slot
         else:
             new_entries = slot + 1

@@ -6,6 +6,7 @@ import random
 
 import pytest
 
+from reference_impl import abstract_index
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
 from reference_impl.index import OffsetPosition
 from reference_impl.offset_index import OffsetIndex
@@ -220,3 +221,52 @@ def test_lookup_on_unsorted_slots_matches_kafka_search(tmp_path):
     # entries: (5,50) (9,90) (0,0) (0,0) (0,0) (0,0); the warm section starts at slot 0
     assert reopened.lookup(9) == OffsetPosition(0, 0)
     assert reopened.lookup(4) == OffsetPosition(0, 0)
+
+
+def _count_preads(monkeypatch) -> list[int]:
+    sizes: list[int] = []
+    real = abstract_index.os.pread
+
+    def pread(fd, size, position):
+        sizes.append(size)
+        return real(fd, size, position)
+
+    monkeypatch.setattr(abstract_index.os, "pread", pread)
+    return sizes
+
+
+def test_reopened_slots_are_read_on_first_use_and_a_reset_reads_none(tmp_path, monkeypatch):
+    """Opening an existing index reads none of its slots (Kafka maps the file): the first
+    read reads them once; a reset, recovery's first step, drops them unread."""
+    path = tmp_path / "00.index"
+    idx = OffsetIndex(path, 0, 1000 * 8)
+    for offset in range(1, 4):
+        idx.append(offset, offset * 10)
+    idx.close_handler()  # a crash: 1000 slots, 997 of them zeros
+    preads = _count_preads(monkeypatch)
+    reopened = OffsetIndex(path, 0, 1000 * 8)
+    assert reopened.entries == 1000 and preads == []
+    assert reopened.entry(2) == OffsetPosition(3, 30)
+    assert reopened.entry(1) == OffsetPosition(2, 20)
+    assert preads == [1000 * 8]
+    recovered = OffsetIndex(path, 0, 1000 * 8)
+    recovered.reset()
+    recovered.append(7, 70)
+    assert recovered.entries == 1 and recovered.lookup(9) == OffsetPosition(7, 70)
+    assert preads == [1000 * 8]  # the reset index read nothing
+    recovered.close()
+    assert path.read_bytes() == bytes.fromhex("00000007 00000046")
+
+
+def test_truncating_unread_slots_reads_only_those_kept(tmp_path, monkeypatch):
+    path = tmp_path / "00.index"
+    idx = OffsetIndex(path, 0, 10 * 8)
+    for offset in range(1, 6):
+        idx.append(offset, offset)
+    idx.close_handler()
+    preads = _count_preads(monkeypatch)
+    reopened = OffsetIndex(path, 0, 10 * 8)
+    reopened._truncate_to_entries(3)
+    assert reopened.entries == 3 and preads == []
+    assert reopened.last_offset == 3
+    assert preads == [3 * 8]
