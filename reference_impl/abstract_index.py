@@ -121,7 +121,7 @@ class AbstractIndex:
         """The entries' bytes, read from the file on first use."""
         if self._data is None:
             size = self._unread_entries * self.entry_size
-            self._data = bytearray(os.pread(self._handle.fileno(), size, 0))
+            self._data = bytearray(os.pread(self._handle.fileno(), size, 0) if size else b"")
         return self._data
 
     # --- entry coding, per subclass ---

@@ -237,7 +237,7 @@ def _count_preads(monkeypatch) -> list[int]:
 
 def test_reopened_slots_are_read_on_first_use_and_a_reset_reads_none(tmp_path, monkeypatch):
     """Opening an existing index reads none of its slots (Kafka maps the file): the first
-    read reads them once; a reset, recovery's first step, drops them unread."""
+    use reads them once; a reset, recovery's first step, drops them unread."""
     path = tmp_path / "00.index"
     idx = OffsetIndex(path, 0, 1000 * 8)
     for offset in range(1, 4):
