@@ -124,16 +124,18 @@ class AbstractIndex:
             self._data = bytearray(os.pread(self._handle.fileno(), size, 0) if size else b"")
         return self._data
 
-    # --- entry coding, per subclass ---
+    # --- entry decoding, per subclass ---
     def _decode(self, fields: tuple):
-        raise NotImplementedError
-
-    def _encode(self, entry) -> bytes:
         raise NotImplementedError
 
     def _fields_at(self, slot: int) -> tuple:
         """One slot's fields, decoded on demand (a search reads a handful of slots)."""
         return self.ENTRY.unpack_from(self._slots(), slot * self.ENTRY.size)
+
+    def _last_fields(self) -> tuple:
+        """The last entry's fields; callers have checked there is one."""
+        slots = self._slots()
+        return self.ENTRY.unpack_from(slots, len(slots) - self.ENTRY.size)
 
     def _entry_at(self, slot: int):
         return self._decode(self._fields_at(slot))
@@ -147,7 +149,7 @@ class AbstractIndex:
     def entries(self) -> int:
         if self._data is None:
             return self._unread_entries
-        return len(self._data) // self.entry_size
+        return len(self._data) // self.ENTRY.size
 
     def is_full(self) -> bool:
         return self.entries >= self.max_entries
@@ -170,9 +172,10 @@ class AbstractIndex:
         return offset - self.base_offset
 
     # --- changing the entries ---
-    def _append_entry(self, entry) -> None:
-        """Write ``entry`` in the next slot; callers have checked fullness and order."""
-        data = self._encode(entry)
+    def _append_entry(self, *fields: int) -> None:
+        """Write an entry of these fields in the next slot; callers have checked fullness,
+        order and the relative offset's range."""
+        data = self.ENTRY.pack(*fields)
         slots = self._slots()
         os.pwrite(self._handle.fileno(), data, len(slots))
         slots += data

@@ -18,7 +18,6 @@ from .index import (
     OFFSET_INDEX_ENTRY,
     OFFSET_INDEX_ENTRY_SIZE,
     OffsetPosition,
-    encode_offset_index_entry,
     sanity_check_offset_index,
 )
 
@@ -30,9 +29,6 @@ class OffsetIndex(AbstractIndex):
         relative, position = fields
         return OffsetPosition(self.base_offset + relative, position)
 
-    def _encode(self, entry: OffsetPosition) -> bytes:
-        return encode_offset_index_entry(entry, self.base_offset)
-
     def _offset_at(self, slot: int) -> int:
         return self.base_offset + self._fields_at(slot)[0]
 
@@ -42,8 +38,7 @@ class OffsetIndex(AbstractIndex):
     @property
     def last_offset(self) -> int:
         """The last entry's offset, or the base offset when empty."""
-        entries = self.entries
-        return self._offset_at(entries - 1) if entries else self.base_offset
+        return self.base_offset + self._last_fields()[0] if self.entries else self.base_offset
 
     def append(self, offset: int, position: int) -> None:
         """INDEX-13, INDEX-17: offsets strictly increase; positions are not checked.
@@ -63,8 +58,7 @@ class OffsetIndex(AbstractIndex):
                 file=str(self.file),
                 offset=offset,
             )
-        self.relative_offset(offset)
-        self._append_entry(OffsetPosition(offset, position))
+        self._append_entry(self.relative_offset(offset), position)
 
     def lookup(self, target_offset: int) -> OffsetPosition:
         """INDEX-18: the entry with the largest offset <= target, else (baseOffset, 0)."""

@@ -20,7 +20,6 @@ from .index import (
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
     TimestampOffset,
-    encode_time_index_entry,
     sanity_check_time_index,
 )
 
@@ -31,9 +30,6 @@ class TimeIndex(AbstractIndex):
     def _decode(self, fields: tuple) -> TimestampOffset:
         timestamp, relative = fields
         return TimestampOffset(timestamp, self.base_offset + relative)
-
-    def _encode(self, entry: TimestampOffset) -> bytes:
-        return encode_time_index_entry(entry, self.base_offset)
 
     def _timestamp_at(self, slot: int) -> int:
         return self._fields_at(slot)[0]
@@ -66,24 +62,28 @@ class TimeIndex(AbstractIndex):
                 f"attempt to append to a full time index (size = {self.entries})",
                 file=str(self.file),
             )
-        last = self.last_entry()
-        if self.entries and offset < last.offset:
+        last_timestamp = NO_TIMESTAMP
+        if self.entries:
+            last_timestamp, last_relative = self._last_fields()
+            self._check_order(timestamp, offset, last_timestamp, self.base_offset + last_relative)
+        if timestamp > last_timestamp:
+            self._append_entry(timestamp, self.relative_offset(offset))
+
+    def _check_order(self, timestamp: int, offset: int, last_timestamp: int, last_offset: int):
+        if offset < last_offset:
             raise LogOperationError(
                 Category.INVALID_OFFSET,
                 f"attempt to append an offset ({offset}) to slot {self.entries} no larger than "
-                f"the last offset appended ({last.offset})",
+                f"the last offset appended ({last_offset})",
                 file=str(self.file),
                 offset=offset,
             )
-        if self.entries and timestamp < last.timestamp:
+        if timestamp < last_timestamp:
             raise IllegalStateError(
                 f"attempt to append a timestamp ({timestamp}) to slot {self.entries} no larger "
-                f"than the last timestamp appended ({last.timestamp})",
+                f"than the last timestamp appended ({last_timestamp})",
                 file=str(self.file),
             )
-        if timestamp > last.timestamp:
-            self.relative_offset(offset)
-            self._append_entry(TimestampOffset(timestamp, offset))
 
     def lookup(self, target_timestamp: int) -> TimestampOffset:
         """INDEX-19: the entry with the largest timestamp <= target, else (-1, baseOffset)."""

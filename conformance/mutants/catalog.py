@@ -118,8 +118,7 @@ def _time_append_equal(self, timestamp, offset, skip_full_check=False):
         raise LogOperationError(Category.INVALID_ARGUMENT, "full time index")
     last = self.last_entry()
     if timestamp >= last.timestamp and timestamp >= 0:
-        self.relative_offset(offset)
-        self._append_entry(TimestampOffset(timestamp, offset))
+        self._append_entry(timestamp, self.relative_offset(offset))
 
 
 def _read_with(**override):
