@@ -38,6 +38,8 @@ TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_FLAG_MASK = 0x10
 CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
+_CODECS = tuple(Compression)  # by id
+_LAST_V2_CODEC_ID = Compression.ZSTD  # ids 5 to 7 are refused (codec_for_id)
 
 
 def _invalid(message: str) -> CorruptRecordError:
@@ -86,8 +88,11 @@ class RecordBatch:
 
     @property
     def compression(self) -> Compression:
+        codec_id = self.attributes & COMPRESSION_CODEC_MASK
+        if codec_id <= _LAST_V2_CODEC_ID:  # every batch is checked: skip the call when valid
+            return _CODECS[codec_id]
         try:
-            return codec_for_id(self.compression_id, self.magic)
+            return codec_for_id(codec_id, self.magic)
         except KafkaLogError as exc:
             raise exc.located(file=self.file, position=self.position, offset=self.base_offset)
 

@@ -67,6 +67,9 @@ class _FileSource:
         return self.window, offset
 
     def read(self, position: int, size: int) -> bytes:
+        offset = position - self.window_start
+        if offset >= 0 and offset + size <= len(self.window):  # the usual case: no read
+            return self.window[offset : offset + size]
         if size > CHUNK_SIZE:
             return os.pread(self.fd, size, position)
         window, offset = self.view(position, size)
@@ -100,9 +103,9 @@ class BatchScanner:
         self.valid_bytes = start
 
     def __iter__(self) -> Iterator[Batch]:
-        position = self.start
-        while position < self.end - HEADER_SIZE_UP_TO_MAGIC:
-            prefix, at = self.source.view(position, HEADER_SIZE_UP_TO_MAGIC)
+        position, end, view, read = self.start, self.end, self.source.view, self.source.read
+        while position < end - HEADER_SIZE_UP_TO_MAGIC:
+            prefix, at = view(position, HEADER_SIZE_UP_TO_MAGIC)
             offset, size = _PREFIX.unpack_from(prefix, at)
             magic = prefix[at + 16]
             if size < MIN_ENTRY_SIZE:  # a framing error: no offset (ERR-4)
@@ -111,10 +114,13 @@ class BatchScanner:
                     f"entry size {size} is below the minimum of {MIN_ENTRY_SIZE}",
                     file=self.file, position=position,
                 )  # fmt: skip
-            if position > self.end - LOG_OVERHEAD - size:
+            if position > end - LOG_OVERHEAD - size:
                 return  # FRAME: an entry only partly present ends the walk quietly
-            raw = self.source.read(position, LOG_OVERHEAD + size)
-            batch = parse_entry(raw, magic, position=position, file=self.file, offset=offset)
+            raw = read(position, LOG_OVERHEAD + size)
+            if magic == 2:  # parse_entry's usual case, without the call
+                batch = RecordBatch.from_bytes(raw, position=position, file=self.file)
+            else:
+                batch = parse_entry(raw, magic, position=position, file=self.file, offset=offset)
             if self.max_message_bytes is not None:  # ERR-5: after magic and minimum size
                 self._check_size(size, position, offset)
             if self.base_offset is not None:
