@@ -162,14 +162,15 @@ class AbstractIndex:
         return 0 <= offset - self.base_offset <= INT32_MAX
 
     def relative_offset(self, offset: int) -> int:
-        if not self.can_append_offset(offset):
+        relative = offset - self.base_offset
+        if not 0 <= relative <= INT32_MAX:  # can_append_offset, inlined (called per append)
             raise KafkaLogError(
                 Category.OFFSET_OVERFLOW,
                 f"integer overflow for offset {offset} (base offset {self.base_offset})",
                 file=str(self.file),
                 offset=offset,
             )
-        return offset - self.base_offset
+        return relative
 
     # --- changing the entries ---
     def _append_entry(self, *fields: int) -> None:
