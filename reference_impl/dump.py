@@ -34,7 +34,7 @@ from .errors import (
     KafkaLogError,
 )
 from .files import FileInfo, FileKind, classify
-from .producer_state import read_snapshot, snapshot_trailing_bytes
+from .producer_snapshot import read_snapshot, snapshot_trailing_bytes
 from .records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
 from .records.control import CONTROL_KEY, parse_control_key
 from .walk import EntryWalk, header_problem, path_order

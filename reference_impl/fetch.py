@@ -9,9 +9,11 @@ short by ``max_bytes``) [FetchDataInfo.java].
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
+from enum import Enum
 
 from .file_records import FileRecords
+from .index import AbortedTxn
 from .records import Batch, iter_batches
 
 UNKNOWN_OFFSET = -1  # UnifiedLog.UnknownOffset: the segment base of a message-offset-only metadata
@@ -32,14 +34,30 @@ class LogOffsetMetadata:
         )
 
 
+class FetchIsolation(Enum):
+    """How far a read may go [FetchIsolation.java]: the log end offset (a follower), the
+    high watermark (a read_uncommitted consumer) or the last stable offset (a
+    read_committed consumer, READ-21)."""
+
+    LOG_END = "log_end"
+    HIGH_WATERMARK = "high_watermark"
+    TXN_COMMITTED = "txn_committed"
+
+
 @dataclass(frozen=True, slots=True)
 class FetchDataInfo:
     """``records`` is a slice of a segment's ``.log``, or None for Kafka's MemoryRecords.EMPTY.
-    ``first_entry_incomplete``: ``max_bytes`` cut the first batch short."""
+    ``first_entry_incomplete``: ``max_bytes`` cut the first batch short.
+    ``aborted_transactions``: for a read_committed read, the aborted transactions that
+    overlap the fetched range (READ-22); None for other reads."""
 
     fetch_offset_metadata: LogOffsetMetadata
     records: FileRecords | None = None
     first_entry_incomplete: bool = False
+    aborted_transactions: tuple[AbortedTxn, ...] | None = None
+
+    def with_aborted_transactions(self, aborted: list[AbortedTxn]) -> FetchDataInfo:
+        return replace(self, aborted_transactions=tuple(aborted))
 
     def data(self) -> bytes:
         return b"" if self.records is None else self.records.read_bytes()

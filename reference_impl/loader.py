@@ -14,8 +14,8 @@ directory into a log's segments and offsets, in this order:
    to the log's ends, and the offsets are returned.
 
 A segment whose offsets overflow its base (KAFKA-6264) is split and the step retried
-(offset_overflow.py). Producer state is a later issue: its places are marked
-``SEAM(producer state)``.
+(offset_overflow.py). Last, the producer state is rebuilt up to the log end offset
+from the newest producer snapshot and the batches after it (producer_state_rebuild.py).
 """
 
 from __future__ import annotations
@@ -47,6 +47,8 @@ from .leader_epoch import LeaderEpochFileCache
 from .load_events import LoadObserver, Reason
 from .log_segments import LogSegments
 from .offset_overflow import split_overflowed_segment
+from .producer_state_manager import ProducerStateManager
+from .producer_state_rebuild import delete_producer_snapshots, rebuild_producer_state
 from .scheduler import Scheduler
 from .segment import LogSegment
 from .segment_recovery import recover_segment
@@ -92,6 +94,7 @@ def load_partition(
     leader_epoch_cache: LeaderEpochFileCache,
     options: LoadOptions,
     had_clean_shutdown: bool,
+    producer_state_manager: ProducerStateManager | None = None,
 ) -> LoadedLogOffsets:
     """Load ``dir`` with its entries of the log directory's offset checkpoints (LOAD-4):
     a missing entry, file or unreadable file reads as 0, as in LogManager.loadLog."""
@@ -113,6 +116,7 @@ def load_partition(
         leader_epoch_cache=leader_epoch_cache,
         index_sanity_check=options.index_sanity_check,
         observer=options.observer,
+        producer_state_manager=producer_state_manager,
     ).load()
 
 
@@ -140,6 +144,7 @@ class LogLoader:
         leader_epoch_cache: LeaderEpochFileCache,
         index_sanity_check: bool = False,
         observer: LoadObserver | None = None,
+        producer_state_manager: ProducerStateManager | None = None,
     ) -> None:
         self.dir = dir
         self.config = config
@@ -152,6 +157,7 @@ class LogLoader:
         self.leader_epoch_cache = leader_epoch_cache
         self.index_sanity_check = index_sanity_check
         self.observer = observer or LoadObserver()
+        self.producer_state_manager = producer_state_manager or ProducerStateManager(dir)
 
     def load(self) -> LoadedLogOffsets:
         """LOAD-5 to LOAD-24, in LogLoader.load's order."""
@@ -173,7 +179,16 @@ class LogLoader:
         )  # LOAD-18
         # LOAD-22: the checkpoint, not the result: the epoch file may lag a raised start
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset_checkpoint)
-        # SEAM(producer state): removeStraySnapshots, then rebuildProducerState(next_offset)
+        # SNAP-B-4, SNAP-B-2: snapshots the recovery passes wrote or left are sorted out here
+        self.producer_state_manager.remove_stray_snapshots(self.segments.base_offsets())
+        rebuild_producer_state(
+            self.producer_state_manager,
+            self.segments,
+            log_start_offset,
+            next_offset,
+            self.clock.milliseconds(),
+            self.had_clean_shutdown,
+        )
         active = self.segments.active_segment
         return LoadedLogOffsets(
             log_start_offset,
@@ -215,7 +230,6 @@ class LogLoader:
         try:
             segment.sanity_check(time_index_newly_created)
         except FileNotFoundError:
-            # SEAM(producer state): Kafka rebuilds producer state up to the base first
             self._recover_segment(segment, Reason.MISSING_OFFSET_INDEX)  # LOAD-13
             return segment
         except CorruptIndexError:
@@ -240,14 +254,27 @@ class LogLoader:
                 segment.log.file, position, segment.log.size - position, reason, error
             )
 
+        # RECOV-19: a scratch producer state, brought to the segment's base from the
+        # snapshots and earlier segments, is replayed through it and saved at its end
+        psm = ProducerStateManager(self.dir, self.producer_state_manager.producer_id_expiration_ms)
+        rebuild_producer_state(
+            psm,
+            self.segments,
+            self.log_start_offset_checkpoint,
+            segment.base_offset,
+            self.clock.milliseconds(),
+            False,
+        )
         try:
-            truncated = recover_segment(segment, self.leader_epoch_cache, before_truncate)
+            truncated = recover_segment(
+                segment, self.leader_epoch_cache, before_truncate, producer_state_manager=psm
+            )
         except KafkaLogError as exc:
             if exc.category is Category.OFFSET_OVERFLOW:
                 raise _SegmentOverflow(segment, exc)
             raise
         self.observer.recovered(segment.log.file, reason)
-        # SEAM(producer state): Kafka takes a producer snapshot at the segment's end here
+        psm.take_snapshot()
         return truncated
 
     def _recover_log(self) -> tuple[int, int]:
@@ -298,7 +325,7 @@ class LogLoader:
             return log_end_offset
         self._remove_and_delete_segments(self.segments.values(), Reason.LOG_END_BELOW_LOG_START)
         self.leader_epoch_cache.clear_and_flush()
-        # SEAM(producer state): truncateFullyAndStartAt(log start offset checkpoint)
+        self.producer_state_manager.truncate_fully_and_start_at(self.log_start_offset_checkpoint)
         return None
 
     def _remove_and_delete_segments(self, doomed: list[LogSegment], reason: Reason) -> None:
@@ -313,7 +340,17 @@ class LogLoader:
                 scheduler=self.scheduler,
                 file_delete_delay_ms=self.config.file_delete_delay_ms,
             )
-        # SEAM(producer state): their producer snapshots are deleted too
+        self._delete_producer_snapshots(doomed)
+
+    def _delete_producer_snapshots(self, doomed: list[LogSegment]) -> None:
+        """SNAP-B-8: the snapshots at removed segments' bases go with them."""
+        delete_producer_snapshots(
+            doomed,
+            self.producer_state_manager,
+            async_delete=True,
+            scheduler=self.scheduler,
+            file_delete_delay_ms=self.config.file_delete_delay_ms,
+        )
 
     def _add_new_segment(self, base_offset: int, preallocate: bool) -> None:
         segment = LogSegment.open(
@@ -344,7 +381,7 @@ class LogLoader:
                     self.scheduler,
                     self.observer,
                 )
-                # SEAM(producer state): the split segments' snapshots are deleted
+                self._delete_producer_snapshots([overflow.segment])
 
 
 def _segment_files(segment: LogSegment) -> list[Path]:

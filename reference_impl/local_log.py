@@ -20,6 +20,7 @@ from .deletion import delete_segment_files, delete_segment_files_if_exist
 from .errors import Category, LogOperationError
 from .fetch import FetchDataInfo, LogOffsetMetadata
 from .files import DELETED_FILE_SUFFIX
+from .index import AbortedTxn, OffsetPosition
 from .log_segments import LogSegments
 from .scheduler import Scheduler
 from .segment import LogSegment
@@ -141,21 +142,25 @@ class LocalLog:
         max_length: int,
         min_one_message: bool,
         max_offset_metadata: LogOffsetMetadata,
+        include_aborted_txns: bool = False,
     ) -> FetchDataInfo:
         """READ-2, READ-3, READ-5, READ-6, READ-8, READ-10: from the segment at or below ``start_offset``, moving to later segments
         while a segment has no batch reaching it; nothing at or past the max offset.
 
         ``start_offset`` above the LEO, or below every segment, is ``offset_out_of_range``.
         A start equal to the max offset gives no bytes, with the max offset's metadata.
+        ``include_aborted_txns`` adds the aborted transactions overlapping the result.
         """
         end_offset = self.log_end_offset
         segment = self.segments.floor_segment(start_offset)
         if start_offset > end_offset or segment is None:
             raise offset_out_of_range(start_offset, f"the log has segments up to {end_offset}")
+        empty = () if include_aborted_txns else None
         if start_offset == max_offset_metadata.message_offset:
-            return FetchDataInfo(max_offset_metadata)
+            return FetchDataInfo(max_offset_metadata, aborted_transactions=empty)
         if start_offset > max_offset_metadata.message_offset:
-            return FetchDataInfo(self.convert_to_offset_metadata_or_throw(start_offset))
+            where = self.convert_to_offset_metadata_or_throw(start_offset)
+            return FetchDataInfo(where, aborted_transactions=empty)
         while segment is not None:
             if segment.base_offset < max_offset_metadata.segment_base_offset:
                 max_position = segment.size
@@ -168,10 +173,42 @@ class LocalLog:
                 max_position = None  # past the bound: only where the read would start
             fetch = segment.read(start_offset, max_length, max_position, min_one_message)
             if fetch is not None:
+                if include_aborted_txns:
+                    return self._add_aborted_transactions(start_offset, segment, fetch)
                 return fetch
             segment = self.segments.higher_segment(segment.base_offset)
         # no batch at or after start_offset is left: an empty result at the LEO
         return FetchDataInfo(self._next_offset_metadata)
+
+    def _add_aborted_transactions(
+        self, start_offset: int, segment: LogSegment, fetch: FetchDataInfo
+    ) -> FetchDataInfo:
+        """READ-22: the fetched range ends at the first index entry past its bytes, else at the
+        next segment's base, else at the LEO; every aborted transaction overlapping
+        [start_offset, that bound) is collected, segment by segment, until a txn index
+        says no later one can add any."""
+        start = OffsetPosition(
+            fetch.fetch_offset_metadata.message_offset,
+            fetch.fetch_offset_metadata.relative_position_in_segment,
+        )
+        upper_bound = segment.fetch_upper_bound_offset(start, fetch.size_in_bytes)
+        if upper_bound is None:
+            following = self.segments.higher_segment(segment.base_offset)
+            upper_bound = following.base_offset if following else self.log_end_offset
+        return fetch.with_aborted_transactions(
+            self.collect_aborted_transactions(segment, start_offset, upper_bound)
+        )
+
+    def collect_aborted_transactions(
+        self, first: LogSegment, start_offset: int, upper_bound_offset: int
+    ) -> list[AbortedTxn]:
+        aborted: list[AbortedTxn] = []
+        for segment in [first, *self.segments.higher_segments(first.base_offset)]:
+            result = segment.collect_aborted_txns(start_offset, upper_bound_offset)
+            aborted.extend(result.aborted_transactions)
+            if result.is_complete:
+                break
+        return aborted
 
     def convert_to_offset_metadata_or_throw(self, offset: int) -> LogOffsetMetadata:
         """Where ``offset`` is on disk, as a 1-byte read from it finds it."""

@@ -9,10 +9,13 @@ data from the end and from the start. It keeps three offsets:
 * the **recovery point**: every offset below it is known to be on disk.
 
 This is a single-replica model: the high watermark is always the LEO (so segment
-deletion and the log start offset are bounded by the LEO). Producer state, its
-snapshots and transactions are a later issue: the places where Kafka updates them
-are marked ``SEAM(producer state)``. The segment files and the LEO and recovery
-point are LocalLog's (local_log.py); retention is in retention.py.
+deletion and the log start offset are bounded by the LEO). Each append also runs
+through the **producer state** (producer_state_manager.py): duplicates of an
+idempotent producer's recent batches are not written again, sequences and epochs are
+checked, transactions are tracked, aborted ones indexed in ``.txnindex``, and the
+**last stable offset** (the first offset of a transaction still open) bounds
+read_committed reads. The segment files and the LEO and recovery point are
+LocalLog's (local_log.py); retention is in retention.py.
 """
 
 from __future__ import annotations
@@ -25,7 +28,7 @@ from .clean_shutdown import LOG_DIRS
 from .clock import Clock, SystemClock
 from .config import LogConfig
 from .errors import Category, InvalidArgumentError, LogOperationError
-from .fetch import FetchDataInfo, LogOffsetMetadata
+from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
 from .file_records import TimestampAndOffset
 from .files import parse_partition_dir_name
 from .leader_epoch import LeaderEpochFileCache
@@ -39,6 +42,13 @@ from .log_validator import (
     analyze_and_validate_records,
     assign_offsets_as_leader,
     iter_memory_batches,
+)
+from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has_producer_id
+from .producer_state_manager import ProducerStateManager
+from .producer_state_rebuild import (
+    delete_producer_snapshots,
+    rebuild_producer_state,
+    update_producers,
 )
 from .records import TimestampType
 from .retention import LogRetention
@@ -64,6 +74,7 @@ class LogState:
     log_end_offset: int
     recovery_point: int
     segments: tuple[SegmentState, ...]
+    last_stable_offset: int
 
 
 class Log(LogRetention):
@@ -73,6 +84,7 @@ class Log(LogRetention):
         log_start_offset: int,
         leader_epoch_cache: LeaderEpochFileCache,
         topic_id: str | None,
+        producer_state_manager: ProducerStateManager | None = None,
     ) -> None:
         self.local_log = local_log
         self.dir = local_log.dir
@@ -82,6 +94,8 @@ class Log(LogRetention):
         self.log_start_offset = log_start_offset
         self.leader_epoch_cache = leader_epoch_cache
         self.topic_id = topic_id
+        self.producer_state_manager = producer_state_manager or ProducerStateManager(self.dir)
+        self.first_unstable_offset: int | None = None
         partition = parse_partition_dir_name(self.dir.name)
         self.topic, self.partition = partition.topic, partition.partition
         self._closed = False
@@ -132,8 +146,9 @@ class Log(LogRetention):
         scheduler = Scheduler(clock)
         cache = LeaderEpochFileCache(dir / ckpt.LEADER_EPOCH_CHECKPOINT)
         segments = LogSegments()
+        psm = ProducerStateManager(dir)
         loaded = load_partition(
-            dir, config, clock, scheduler, segments, cache, load, had_clean_shutdown
+            dir, config, clock, scheduler, segments, cache, load, had_clean_shutdown, psm
         )
         local_log = LocalLog(
             dir,
@@ -144,7 +159,8 @@ class Log(LogRetention):
             loaded.recovery_point,
             loaded.next_offset_metadata,
         )
-        log = cls(local_log, loaded.log_start_offset, cache, topic_id)
+        log = cls(local_log, loaded.log_start_offset, cache, topic_id, psm)
+        log._update_high_watermark()
         log._write_checkpoints()
         return log
 
@@ -169,6 +185,22 @@ class Log(LogRetention):
     def high_watermark(self) -> int:
         """Single replica: everything appended is committed."""
         return self.log_end_offset
+
+    @property
+    def last_stable_offset(self) -> int:
+        """TXN-B-7: the first offset of a transaction not yet decided, but never above the
+        high watermark."""
+        first = self.first_unstable_offset
+        return first if first is not None and first < self.high_watermark else self.high_watermark
+
+    def _update_high_watermark(self) -> None:
+        """The high watermark moved to the LEO: completed transactions are replicated."""
+        self.producer_state_manager.on_high_watermark_updated(self.high_watermark)
+        self._maybe_increment_first_unstable_offset()
+
+    def _maybe_increment_first_unstable_offset(self) -> None:
+        first = self.producer_state_manager.first_unstable_offset()
+        self.first_unstable_offset = None if first is None else max(first, self.log_start_offset)
 
     @property
     def active_segment(self) -> LogSegment:
@@ -206,9 +238,12 @@ class Log(LogRetention):
         self.scheduler.run_due()
 
     # --- append (APPEND) ---
-    def append_as_leader(self, records: bytes, leader_epoch: int) -> LogAppendInfo:
-        """APPEND-5 to APPEND-17: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``."""
-        return self._append(records, AppendOrigin.CLIENT, True, leader_epoch, False)
+    def append_as_leader(
+        self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
+    ) -> LogAppendInfo:
+        """APPEND-5 to APPEND-17: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``.
+        ``origin`` COORDINATOR is the transaction coordinator writing a marker (TXN-B-5)."""
+        return self._append(records, origin, True, leader_epoch, False)
 
     def append_as_follower(self, records: bytes) -> LogAppendInfo:
         """APPEND-9, APPEND-18, APPEND-19: batches that keep their offsets, which must increase and start at or
@@ -242,6 +277,7 @@ class Log(LogRetention):
                 now=self.clock.milliseconds(),
                 timestamp_type=self.config.message_timestamp_type,
                 leader_epoch=leader_epoch,
+                origin=origin,
             )
             valid = result.validated_records
             info.first_offset = self.log_end_offset
@@ -281,15 +317,60 @@ class Log(LogRetention):
                 self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
             elif self.leader_epoch_cache.epoch_entries():
                 self.leader_epoch_cache.clear_and_flush()
-        self.maybe_roll(len(valid), info)
-        # SEAM(producer state): analyzeAndValidateProducerState; a duplicate writes nothing
+        segment = self.maybe_roll(len(valid), info)
+        producers, completed, duplicate = self._analyze_and_validate_producer_state(batches, origin)
+        if duplicate is not None:  # PSTATE-4: the earlier batch's offsets, nothing written
+            info.first_offset, info.last_offset = duplicate.first_offset, duplicate.last_offset
+            info.log_append_time = duplicate.timestamp
+            info.log_start_offset = self.log_start_offset
+            return info
         self.local_log.append(
             info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
         )
-        # SEAM(producer state): update producers, aborted txns to the txn index, map end offset
+        self._update_producer_state(segment, producers, completed, info.last_offset)
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
         return info
+
+    # --- producer state (PSTATE, TXN) ---
+    def _analyze_and_validate_producer_state(
+        self, batches: list, origin: AppendOrigin
+    ) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn], BatchMetadata | None]:
+        """PSTATE-4 to PSTATE-9: check each batch with a producer id against its producer's
+        state; a client's retry of a recent batch is a duplicate. Nothing changes yet."""
+        producers: dict[int, ProducerAppendInfo] = {}
+        completed: list[CompletedTxn] = []
+        psm = self.producer_state_manager
+        for batch in batches:
+            if not has_producer_id(batch):
+                continue
+            if origin is AppendOrigin.CLIENT:
+                entry = psm.last_entry(batch.producer_id)
+                duplicate = entry.find_duplicate_batch(batch) if entry else None
+                if duplicate is not None:
+                    return producers, completed, duplicate
+            txn = update_producers(psm, batch, producers, origin)
+            if txn is not None:
+                completed.append(txn)
+        return producers, completed, None
+
+    def _update_producer_state(
+        self,
+        segment: LogSegment,
+        producers: dict[int, ProducerAppendInfo],
+        completed: list[CompletedTxn],
+        last_offset: int,
+    ) -> None:
+        """After the write: apply the producers' state, index aborted transactions with the
+        last stable offset of the moment (TXN-B-5, TXN-B-6), move the map end offset."""
+        psm = self.producer_state_manager
+        for append_info in producers.values():
+            psm.update(append_info)
+        for txn in completed:
+            segment.update_txn_index(txn, psm.last_stable_offset(txn))
+            psm.complete_txn(txn)
+        psm.update_map_end_offset(last_offset + 1)
+        self._update_high_watermark()
 
     # --- roll (ROLL) ---
     def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
@@ -318,7 +399,10 @@ class Log(LogRetention):
 
     def _roll(self, expected_next_offset: int | None) -> LogSegment:
         new_segment = self.local_log.roll(expected_next_offset)
-        # SEAM(producer state): updateMapEndOffset(new base) and a snapshot at the new base
+        # SNAP-B-1: a snapshot named after the new base, so recovering the new segment can
+        # start from it; the map end offset is set to the base (it may lie above the LEO)
+        self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
+        self.producer_state_manager.take_snapshot()
         # Kafka flushes up to the new base in the background; the reference does it at once
         self._flush(new_segment.base_offset, including_offset=False)
         return new_segment
@@ -345,10 +429,13 @@ class Log(LogRetention):
         max_bytes: int,
         max_offset: int | None = None,
         min_one_message: bool = False,
+        isolation: FetchIsolation = FetchIsolation.HIGH_WATERMARK,
     ) -> FetchDataInfo:
         """READ-1 to READ-14: whole batches from the one holding ``start_offset``: at most ``max_bytes``
         (the last batch may be cut; ``min_one_message`` returns the first whole), and none
         at or past ``max_offset`` (default, and at most, the LEO: Kafka's high watermark).
+        READ-21, READ-22: ``TXN_COMMITTED`` also stops at the last stable offset and adds the
+        aborted transactions overlapping what was read.
 
         Below the log start offset, above the LEO, or with no segment at or below it,
         ``start_offset`` is ``offset_out_of_range``.
@@ -356,11 +443,17 @@ class Log(LogRetention):
         self._begin()
         if start_offset < self.log_start_offset:
             raise offset_out_of_range(start_offset, f"the log starts at {self.log_start_offset}")
-        if max_offset is None or max_offset >= self.log_end_offset:
+        committed = isolation is FetchIsolation.TXN_COMMITTED
+        bound = self.log_end_offset if max_offset is None else max_offset
+        if committed:
+            bound = min(bound, self.last_stable_offset)
+        if bound >= self.log_end_offset:
             max_metadata = self.local_log.log_end_offset_metadata
         else:
-            max_metadata = self.local_log.convert_to_offset_metadata_or_throw(max_offset)
-        return self.local_log.read(start_offset, max_bytes, min_one_message, max_metadata)
+            max_metadata = self.local_log.convert_to_offset_metadata_or_throw(bound)
+        return self.local_log.read(
+            start_offset, max_bytes, min_one_message, max_metadata, committed
+        )
 
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """READ-15 to READ-20: ListOffsets, the first offset whose record timestamp is >= the target, or a
@@ -387,11 +480,11 @@ class Log(LogRetention):
         if self.segments.first_segment.base_offset > target_offset:
             self._truncate_fully_and_start_at(target_offset, None)
             return True
-        self.local_log.truncate_to(target_offset)
-        # SEAM(producer state): delete the removed segments' snapshots
+        deleted = self.local_log.truncate_to(target_offset)
+        self._delete_producer_snapshots(deleted)
         self.leader_epoch_cache.truncate_from_end(target_offset)
         self.log_start_offset = min(target_offset, self.log_start_offset)
-        # SEAM(producer state): rebuild producer state up to target_offset
+        self._rebuild_producer_state(target_offset)  # SNAP-B-5
         self._write_checkpoints()
         return True
 
@@ -409,9 +502,32 @@ class Log(LogRetention):
     def _truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None) -> None:
         self.local_log.truncate_fully_and_start_at(new_offset)
         self.leader_epoch_cache.clear_and_flush()
-        # SEAM(producer state): truncateFullyAndStartAt(new_offset), every snapshot deleted
+        self.producer_state_manager.truncate_fully_and_start_at(new_offset)  # SNAP-B-7
         self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
+        self._rebuild_producer_state(new_offset)
         self._write_checkpoints()
+
+    def _rebuild_producer_state(self, last_offset: int) -> None:
+        rebuild_producer_state(
+            self.producer_state_manager,
+            self.segments,
+            self.log_start_offset,
+            last_offset,
+            self.clock.milliseconds(),
+            False,
+        )
+        self._update_high_watermark()
+
+    def _delete_producer_snapshots(self, segments: list[LogSegment]) -> None:
+        """SNAP-B-8: the snapshots at the removed segments' bases go ``.deleted``, then away
+        with the segments' files."""
+        delete_producer_snapshots(
+            segments,
+            self.producer_state_manager,
+            async_delete=True,
+            scheduler=self.scheduler,
+            file_delete_delay_ms=self.config.file_delete_delay_ms,
+        )
 
     # --- checkpoints (CKPT-B) ---
     def _write_checkpoints(self) -> None:
@@ -437,8 +553,8 @@ class Log(LogRetention):
         write the checkpoints, then the log directory's clean-shutdown marker (once its last
         open log closes); deletions not yet due are dropped, as Kafka's scheduler drops them."""
         self._begin()
-        # SEAM(producer state): a snapshot at the LEO
         self._flush(self.log_end_offset, including_offset=True)
+        self.producer_state_manager.take_snapshot()  # SNAP-B-1: the LEO snapshot
         self.local_log.close()
         self._write_checkpoints()
         self.scheduler.shutdown()
@@ -475,4 +591,5 @@ class Log(LogRetention):
             log_end_offset=self.log_end_offset,
             recovery_point=self.recovery_point,
             segments=tuple(SegmentState(s.base_offset, s.size) for s in self.segments.values()),
+            last_stable_offset=self.last_stable_offset,
         )

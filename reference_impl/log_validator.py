@@ -41,9 +41,11 @@ _PREFIX = struct.Struct(">qi")
 
 
 class AppendOrigin(Enum):
-    """Who is appending [AppendOrigin.java]: a producer via the leader, or replication."""
+    """Who is appending [AppendOrigin.java]: a producer via the leader, the transaction
+    coordinator writing COMMIT/ABORT markers via the leader, or replication."""
 
     CLIENT = "client"
+    COORDINATOR = "coordinator"
     REPLICATION = "replication"
 
 
@@ -206,6 +208,7 @@ def assign_offsets_as_leader(
     now: int,
     timestamp_type: TimestampType,
     leader_epoch: int,
+    origin: AppendOrigin = AppendOrigin.CLIENT,
 ) -> ValidationResult:
     """APPEND-10 to APPEND-17: give a client's batch the offsets from ``next_offset`` (the log end offset).
 
@@ -215,6 +218,8 @@ def assign_offsets_as_leader(
     when the topic uses LogAppendTime, must not arrive marked LogAppendTime
     (``invalid_timestamp``). The batch is then rewritten in place: baseOffset,
     partitionLeaderEpoch and, CRC included, its timestamp type and maxTimestamp.
+    The header checks are a client's only: the transaction coordinator (``origin``
+    COORDINATOR) writes control batches (TXN-B-5).
     """
     batches = list(iter_memory_batches(records))
     if not batches:
@@ -227,7 +232,8 @@ def assign_offsets_as_leader(
         )
     if len(batches) > 1:
         raise _invalid_record("a v2 append from a client must hold exactly one batch")
-    _validate_client_batch(batch)
+    if origin is AppendOrigin.CLIENT:
+        _validate_client_batch(batch)
     try:
         records_in_batch = batch.records()
     except KafkaLogError as exc:  # any decoding failure, compressed streams included

@@ -49,7 +49,8 @@ class LogRetention:
             return False
         self._update_log_start_offset(new_log_start_offset)
         self.leader_epoch_cache.truncate_from_start(self.log_start_offset)
-        # SEAM(producer state): onLogStartOffsetIncremented
+        self.producer_state_manager.on_log_start_offset_incremented(new_log_start_offset)
+        self._maybe_increment_first_unstable_offset()
         self._write_checkpoints()
         return True
 
@@ -140,6 +141,6 @@ class LogRetention:
             next_segment = self.segments.higher_segment(to_delete[-1].base_offset)
             self._maybe_increment_log_start_offset(next_segment.base_offset)
             self.local_log.remove_and_delete_segments(to_delete)
-        # SEAM(producer state): the deleted segments' snapshots go .deleted, then away
+            self._delete_producer_snapshots(to_delete)
         self._write_checkpoints()
         return len(deletable)

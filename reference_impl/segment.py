@@ -25,7 +25,7 @@ from .files import (
     time_index_file_name,
     txn_index_file_name,
 )
-from .index import OffsetPosition, TimestampOffset
+from .index import AbortedTxn, OffsetPosition, TimestampOffset
 from .offset_index import OffsetIndex
 from .roll import RollParams, roll_reason
 from .segment_recovery import recover_segment
@@ -319,6 +319,19 @@ class LogSegment:
     ) -> TxnIndexSearchResult:
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
+    def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
+        """TXN-B-5: an aborted transaction is indexed in the segment holding its marker, with
+        the last stable offset at that point; a committed one is not indexed."""
+        if completed_txn.is_aborted:
+            self.txn_index.append(
+                AbortedTxn(
+                    completed_txn.producer_id,
+                    completed_txn.first_offset,
+                    completed_txn.last_offset,
+                    last_stable_offset,
+                )
+            )
+
     # --- truncation (TRUNC) ---
     def truncate_to(self, offset: int) -> int:
         """TRUNC-5, TRUNC-8, TRUNC-9, INDEX-6: remove every batch whose last offset is >= ``offset`` and every index entry
@@ -356,10 +369,12 @@ class LogSegment:
         return last_entry
 
     # --- recovery (used by the loader) ---
-    def recover(self, leader_epoch_cache=None) -> int:
-        """Rebuild the indexes from the .log and cut it after the last valid batch
-        (segment_recovery.py); returns the bytes truncated."""
-        return recover_segment(self, leader_epoch_cache)
+    def recover(self, leader_epoch_cache=None, producer_state_manager=None) -> int:
+        """Rebuild the indexes (and the producer state) from the .log and cut it after the
+        last valid batch (segment_recovery.py); returns the bytes truncated."""
+        return recover_segment(
+            self, leader_epoch_cache, producer_state_manager=producer_state_manager
+        )
 
     def has_overflow(self) -> bool:
         next_offset = self.read_next_offset()

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from .errors import CorruptRecordError
 from .index import TimestampOffset
+from .producer_state_rebuild import update_producer_state
 
 PARTIAL_BATCH = "partial_batch"  # the bytes after the last whole entry are a partial one
 ZERO_TAIL = "zero_tail"  # ... or zeros (a preallocated file, RECOV-3)
@@ -21,6 +22,7 @@ _CHUNK = 1 << 20
 
 if TYPE_CHECKING:
     from .leader_epoch import LeaderEpochFileCache
+    from .producer_state_manager import ProducerStateManager
     from .segment import LogSegment
 
 
@@ -28,6 +30,8 @@ def recover_segment(
     segment: LogSegment,
     leader_epoch_cache: LeaderEpochFileCache | None = None,
     before_truncate: Callable[[int, str | None], None] | None = None,
+    *,
+    producer_state_manager: ProducerStateManager | None = None,
 ) -> int:
     """RECOV-2 to RECOV-4, RECOV-7, INDEX-8: rebuild ``segment``'s indexes from its .log and truncate it at the first invalid
     batch; returns the number of bytes truncated.
@@ -37,7 +41,9 @@ def recover_segment(
     segment). The index rule runs per batch on batch positions (an entry when more
     than ``index.interval.bytes`` lie between this batch and the last indexed one),
     so a rebuilt index can differ from the one appends made. v2 batches with a newer
-    leader epoch than the cache's latest add an epoch entry.
+    leader epoch than the cache's latest add an epoch entry. Given a
+    ``producer_state_manager``, each v2 batch is replayed into it and the aborted
+    transactions it completes are indexed again (RECOV-19).
 
     ``before_truncate(position, why)``, when given, is called before bytes are cut: ``why``
     is ``zero_tail`` when they are all zeros, else the category of the entry that failed,
@@ -70,8 +76,8 @@ def recover_segment(
                 latest = leader_epoch_cache.latest_epoch()
                 if epoch >= 0 and (latest is None or epoch > latest):
                     leader_epoch_cache.assign(epoch, batch.base_offset)
-            # SEAM(producer state): Kafka's updateProducerState(batch) goes here; it also
-            # appends the aborted transactions to the txn index
+            if batch.magic >= 2 and producer_state_manager is not None:
+                update_producer_state(producer_state_manager, segment, batch)
     except CorruptRecordError as exc:
         # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
         failure = exc.category.value

@@ -19,7 +19,7 @@ from pathlib import Path
 from . import checkpoints
 from .errors import KafkaLogError
 from .files import FileKind, classify, parse_partition_dir_name
-from .producer_state import read_snapshot, snapshot_trailing_bytes
+from .producer_snapshot import read_snapshot, snapshot_trailing_bytes
 from .verify import Finding, Findings, Severity
 from .verify_segment import SegmentFiles, SegmentSummary
 

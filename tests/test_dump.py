@@ -24,7 +24,7 @@ from reference_impl.checkpoints import (
     write_partition_metadata,
 )
 from reference_impl.index import AbortedTxn, OffsetPosition, TimestampOffset
-from reference_impl.producer_state import ProducerSnapshotEntry, write_snapshot
+from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
 from reference_impl.records import (
     Compression,
     ControlRecordType,

@@ -37,7 +37,7 @@ from reference_impl.index import (
     sanity_check_offset_index,
     sanity_check_time_index,
 )
-from reference_impl.producer_state import ProducerSnapshotEntry, read_snapshot, write_snapshot
+from reference_impl.producer_snapshot import ProducerSnapshotEntry, read_snapshot, write_snapshot
 from reference_impl.records import (
     Compression,
     ControlRecordType,
@@ -926,7 +926,7 @@ def test_corpus_transaction_indexes(corpus: Path) -> None:
 @pytest.mark.corpus
 def test_corpus_producer_snapshots(corpus: Path) -> None:
     """Each .snapshot parses, its crc field is the CRC-32C of the rest, and its entries
-    agree with reference_impl.producer_state."""
+    agree with reference_impl.producer_snapshot."""
     files = entries = 0
     for path in corpus_files(corpus, ".snapshot"):
         data = path.read_bytes()

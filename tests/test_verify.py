@@ -42,7 +42,7 @@ from reference_impl.index import (
     encode_time_index_entry,
 )
 from reference_impl.log import Log
-from reference_impl.producer_state import ProducerSnapshotEntry, write_snapshot
+from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
 from reference_impl.records import (
     Compression,
     ControlRecordType,
