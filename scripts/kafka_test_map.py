@@ -37,6 +37,7 @@ TEST_FILES = {
     "DLST": ["tests/test_dump.py"],
     "LogCleanerTest": ["tests/recovery/*.py"],
     "LogManagerTest": ["tests/recovery/*.py", "tests/log/*.py"],
+    "PSMT": ["tests/log/test_producer_state.py", "tests/test_producer_snapshot_format.py"],
 }
 EVERYWHERE = ["tests/**/test_*.py"]  # where to look when the class's own files have no match
 ROW = re.compile(r"^\| (?P<num>[^|]*)\| (?P<tests>[^|]*)\| (?P<reqs>[^|]*)\| (?P<note>[^|]*)\|$")

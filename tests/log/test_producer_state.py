@@ -103,6 +103,7 @@ def test_entry_keeps_the_last_five_batches(log):
 
 @pytest.mark.req("PSTATE-4", "PSTATE-2", "PSTATE-6")
 def test_duplicates_of_the_retained_batches_return_their_offsets(log):
+    """Kafka's testDuplicateAppends."""
     for i in range(6):
         produce(log, PID, 0, i * 3, n=3)
     size, leo = log.size, log.log_end_offset
@@ -238,6 +239,7 @@ def test_the_last_stable_offset_is_never_below_the_log_start_offset(tmp_path, cl
 
 @pytest.mark.req("READ-21", "READ-22")
 def test_read_committed_stops_at_the_lso_and_lists_aborted_transactions(tmp_path, clock):
+    """Kafka's testFetchUpToLastStableOffset and testAbortedTransactionSpanningMultipleSegments."""
     log = create_log(tmp_path, clock, segment_bytes=300)
     produce(log, PID, 0, 0, n=2, txn=True)  # 0-1
     produce(log, OTHER, 0, 0, txn=True)  # 2
@@ -260,6 +262,8 @@ def test_read_committed_stops_at_the_lso_and_lists_aborted_transactions(tmp_path
 
 @pytest.mark.req("SNAP-B-1")
 def test_snapshots_at_roll_and_close(tmp_path, clock):
+    """Kafka's testTakeSnapshotOnRollAndDeleteSnapshotOnRecoveryPointCheckpoint (the roll
+    half) and testProducerSnapshotAfterSegmentRollOnAppend."""
     log = create_log(tmp_path, clock)
     produce(log, PID, 0, 0, n=3)
     log.roll()
@@ -273,6 +277,7 @@ def test_snapshots_at_roll_and_close(tmp_path, clock):
 
 @pytest.mark.req("SNAP-B-2")
 def test_state_survives_a_clean_close_and_a_crash(tmp_path, clock):
+    """Kafka's testProducerSnapshotsRecoveryAfterUncleanShutdownCurrentMessageFormat."""
     log = create_log(tmp_path, clock, segment_bytes=200)
     for i in range(6):
         produce(log, PID, 0, i)
@@ -291,6 +296,7 @@ def test_state_survives_a_clean_close_and_a_crash(tmp_path, clock):
 
 @pytest.mark.req("SNAP-B-3")
 def test_no_snapshot_after_a_clean_shutdown_means_no_scan(tmp_path, clock):
+    """Kafka's testSkipTruncateAndReloadIfNewMessageFormatAndCleanShutdown."""
     log = create_log(tmp_path, clock, segment_bytes=200)
     for i in range(6):
         produce(log, PID, 0, i)
@@ -306,6 +312,7 @@ def test_no_snapshot_after_a_clean_shutdown_means_no_scan(tmp_path, clock):
 
 @pytest.mark.req("SNAP-B-4")
 def test_stray_snapshots_are_removed_at_load(tmp_path, clock):
+    """Kafka's testLoadingLogKeepsLargestStrayProducerStateSnapshot and testRemoveStraySnapshotsKeepCleanShutdownSnapshot."""
     log = create_log(tmp_path, clock, segment_bytes=200)
     for i in range(6):
         produce(log, PID, 0, i)
@@ -335,8 +342,20 @@ def test_truncation_deletes_later_snapshots_and_rebuilds(tmp_path, clock):
     log.close()
 
 
+@pytest.mark.req("TXN-B-7", "SNAP-B-5")
+def test_truncate_below_first_unstable_offset(log):
+    """Kafka's testTruncateBelowFirstUnstableOffset."""
+    produce(log, PID, 0, 0)
+    produce(log, OTHER, 0, 0, n=2, txn=True)  # 1-2
+    assert log.last_stable_offset == 1
+    log.truncate_to(1)
+    assert log.last_stable_offset == log.log_end_offset == 1
+    assert log.producer_state_manager.last_entry(OTHER) is None
+
+
 @pytest.mark.req("SNAP-B-6")
 def test_a_corrupt_snapshot_is_deleted_and_the_next_tried(tmp_path, clock):
+    """Kafka's testLoadFromCorruptSnapshotFile."""
     log = create_log(tmp_path, clock, segment_bytes=200)
     for i in range(6):
         produce(log, PID, 0, i)
@@ -352,11 +371,15 @@ def test_a_corrupt_snapshot_is_deleted_and_the_next_tried(tmp_path, clock):
 
 @pytest.mark.req("SNAP-B-7")
 def test_truncate_fully_forgets_everything(log):
+    """Kafka's testTruncateFullyAndStartBelowFirstUnstableOffset and testProducerIdMapTruncateFullyAndStartAt."""
     produce(log, PID, 0, 0)
+    produce(log, OTHER, 0, 0, txn=True)
     log.roll()
+    assert log.last_stable_offset == 1
     log.truncate_fully_and_start_at(10)
     assert not log.producer_state_manager.producers
     assert all(o == 10 for o in snapshot_offsets(log))
+    assert log.last_stable_offset == 10
     produce(log, PID, 0, 99)  # unknown again
 
 
@@ -379,6 +402,9 @@ def test_deleted_segments_take_their_snapshots_with_them(tmp_path, clock):
 
 @pytest.mark.req("RECOV-19")
 def test_recovery_rebuilds_the_transaction_index(tmp_path, clock):
+    """Kafka's testRecoverTransactionIndex, testFullTransactionIndexRecovery and
+    testRecoverLastSegmentWithNoSnapshots: with no snapshot and no .txnindex, recovery
+    rebuilds the aborted transactions, their last stable offsets included."""
     log = create_log(tmp_path, clock)
     produce(log, OTHER, 0, 0, txn=True)
     produce(log, PID, 0, 0, txn=True)
@@ -397,4 +423,25 @@ def test_recovery_rebuilds_the_transaction_index(tmp_path, clock):
                for t in log.active_segment.txn_index.all_aborted_txns()]  # fmt: skip
     assert rebuilt == expected
     assert snapshot_offsets(log) == [4]
+    log.close()
+
+
+@pytest.mark.req("RECOV-19", "SNAP-B-2", "TXN-B-6")
+def test_recover_only_last_segment(tmp_path, clock):
+    """Kafka's testRecoverOnlyLastSegment: the snapshot at the last segment's base carries the
+    transaction still open there, so the rebuilt entry's last stable offset is right."""
+    log = create_log(tmp_path, clock)
+    produce(log, OTHER, 0, 0, txn=True)  # 0: open across the roll
+    produce(log, PID, 0, 0, txn=True)  # 1
+    log.roll()
+    produce(log, PID, 0, 1, txn=True)  # 2
+    end_txn(log, PID, 0, commit=False)  # 3
+    entry = log.active_segment.txn_index.all_aborted_txns()
+    assert [(t.first_offset, t.last_offset, t.last_stable_offset) for t in entry] == [(1, 3, 0)]
+    log.crash()
+    (log.dir / f"{2:020d}.txnindex").unlink()
+    log = create_log(tmp_path, clock)
+    rebuilt = log.active_segment.txn_index.all_aborted_txns()
+    assert [(t.first_offset, t.last_offset, t.last_stable_offset) for t in rebuilt] == [(1, 3, 0)]
+    assert log.last_stable_offset == 0
     log.close()
