@@ -9,7 +9,10 @@ in ``<partition>/.klogspec-quarantine/<UTC time>/``:
 * the bytes cut off a file are copied to ``<name>.<from>-<to>`` (positions, end exclusive);
   a tail of zeros (a preallocated file) is noted but not copied;
 * ``manifest.json`` lists every piece: the action, file, position, bytes, reason, the
-  offsets the batch headers claim, and the stored name.
+  offsets the batch headers claim, and the stored name;
+* producer snapshots the load deleted or rewrote (it rebuilds producer state, SNAP-B-2 to
+  SNAP-B-8) are kept whole, with the action ``snapshot`` (RECOV-20): read before the load
+  (they are small: 46 bytes per producer) and stored after it when they changed.
 
 The loader ignores directories in a partition directory, so the folder is never loaded.
 """
@@ -23,7 +26,7 @@ import time
 from pathlib import Path
 
 from .checkpoint_files import fsync_dir, write_atomically
-from .files import FileKind, classify
+from .files import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
 from .load_events import LoadObserver, Reason
 from .recover_scan import claimed_offsets
 from .segment_recovery import ZERO_TAIL
@@ -54,6 +57,7 @@ class Quarantine(LoadObserver):
         self.folder = folder or quarantine_folder(partition)
         self.discard = discard
         self.entries: list[dict] = []
+        self._snapshots: dict[str, bytes] = {}
 
     def deleting(self, file: Path, reason: Reason) -> None:
         super().deleting(file, reason)
@@ -74,6 +78,29 @@ class Quarantine(LoadObserver):
                 None if error == ZERO_TAIL else self._store_bytes(file, position, size)
             )
         self.entries.append(entry)
+
+    def remember_snapshots(self) -> None:
+        """RECOV-20: the producer snapshots as they are before the load."""
+        self._snapshots = {
+            path.name: path.read_bytes()
+            for path in sorted(self.partition.glob("*" + PRODUCER_SNAPSHOT_FILE_SUFFIX))
+            if path.is_file()
+        }
+
+    def keep_changed_snapshots(self) -> None:
+        """RECOV-20: keep each snapshot the load deleted or rewrote, as it was."""
+        for name, data in self._snapshots.items():
+            path = self.partition / name
+            if path.is_file() and path.read_bytes() == data:
+                continue
+            entry = {"action": "snapshot", "file": name, "bytes": len(data)}
+            entry["reason"] = "rewritten" if path.is_file() else "deleted"
+            if not self.discard:
+                target = self._target(name)
+                target.write_bytes(data)
+                _fsync(target)
+                entry["stored"] = target.name
+            self.entries.append(entry)
 
     def _target(self, name: str) -> Path:
         self.folder.mkdir(parents=True, exist_ok=True)

@@ -94,12 +94,15 @@ def recover_partition(
         index_sanity_check=True,
         observer=quarantine,
     )
+    quarantine.remember_snapshots()
     try:
         log = Log.open(dir, replace(config, file_delete_delay_ms=0), SystemClock(), load=options)
         log.close()
     except (KafkaLogError, OSError) as exc:
+        quarantine.keep_changed_snapshots()
         folder = quarantine.finish(recoverFrom=plan.recovery_point)
         return RecoverReport(dir, "failed", plan, folder, error=f"the load failed: {exc}")
+    quarantine.keep_changed_snapshots()
     folder = quarantine.finish(recoverFrom=plan.recovery_point, logEndOffset=plan.log_end_offset)
     differences = plan_differences(plan, quarantine.events)
     if differences:

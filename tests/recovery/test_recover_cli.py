@@ -12,6 +12,7 @@ from click.testing import CliRunner
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
 from reference_impl.quarantine import MANIFEST, QUARANTINE_DIR
+from reference_impl.records import SimpleRecord, build_record_batch
 from reference_impl.recover_cli import recover as recover_command
 from reference_impl.verify import Severity
 from reference_impl.verify_run import verify_paths
@@ -95,7 +96,8 @@ def test_dry_run_then_recover_then_verify(tmp_path):
     folder = Path(report["quarantine"])
     assert folder.parent == dir / QUARANTINE_DIR
     manifest = json.loads((folder / MANIFEST).read_text())
-    assert [(e["action"], e["file"]) for e in manifest["entries"]] == kinds
+    kept = [(e["action"], e["file"]) for e in manifest["entries"] if e["action"] != "snapshot"]
+    assert kept == kinds
     cut = manifest["entries"][2]
     assert (folder / cut["stored"]).read_bytes() == before[f"topic-0/{segments[-2].name}"][
         cut["position"] :
@@ -106,6 +108,34 @@ def test_dry_run_then_recover_then_verify(tmp_path):
     log = open_log(tmp_path, ManualClock(MOCK_TIME_START), CONFIG, clean=False, recovery_point=None)
     assert log.log_end_offset == report["logEndOffset"]  # LOAD-25: the quarantine is no segment
     log.close()
+
+
+@pytest.mark.req("RECOV-20")
+def test_snapshots_the_load_deletes_or_rewrites_are_kept(tmp_path):
+    """The flipped batch ends the log early: every producer snapshot above the new end goes
+    (SNAP-B-5), and each is in the quarantine folder as it was."""
+    clock = ManualClock(MOCK_TIME_START)
+    log = open_log(tmp_path, clock, CONFIG, clean=None, recovery_point=None)
+    for i in range(30):
+        batch = build_record_batch(
+            [SimpleRecord(value=b"order-%d" % i, timestamp=clock.milliseconds())],
+            producer_id=7, producer_epoch=0, base_sequence=i, partition_leader_epoch=0,
+        )  # fmt: skip
+        log.append_as_leader(batch, 0)
+    log.crash()
+    dir = partition_dir(tmp_path)
+    before = {p.name: p.read_bytes() for p in dir.glob("*.snapshot")}
+    assert len(before) >= 2
+    flip(sorted(dir.glob("*.log"))[1], 100)
+    report = json.loads(run(dir, "--from-offset", 0, "--json", expect=1).output)
+    folder = Path(report["quarantine"])
+    entries = json.loads((folder / MANIFEST).read_text())["entries"]
+    kept = {e["file"]: e for e in entries if e["action"] == "snapshot"}
+    gone = {name for name in before if not (dir / name).exists()}
+    assert gone and gone <= set(kept)
+    for name in gone:
+        assert kept[name]["reason"] == "deleted"
+        assert (folder / kept[name]["stored"]).read_bytes() == before[name]
 
 
 @pytest.mark.req("RECOV-14", "RECOV-1")
