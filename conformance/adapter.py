@@ -8,10 +8,12 @@ and returns the result as a ``dict`` (``bytes`` again for ``read``'s ``data``)::
 
     hello(*, now_ms) -> {"name", "version", "features": [...]}
     open(dir, config, *, now_ms, topic_id=None) -> state
-    append(batches: list[bytes], assign_offsets, leader_epoch, *, now_ms)
+    append(batches: list[bytes], assign_offsets, leader_epoch, *, now_ms, origin="client")
         -> {"first_offset", "last_offset", ...}
-    read(start_offset, max_bytes, max_offset=None, min_one_message=False, *, now_ms)
-        -> {"data": bytes, "fetch_offset_metadata": {...}, "first_entry_incomplete"}
+    read(start_offset, max_bytes, max_offset=None, min_one_message=False, *, now_ms,
+         isolation="high_watermark")
+        -> {"data": bytes, "fetch_offset_metadata": {...}, "first_entry_incomplete",
+            "aborted_transactions"?: [{"producer_id", "first_offset"}]}
     roll(expected_next_offset=None, *, now_ms) -> {"base_offset"}
     flush(*, now_ms) -> {}
     truncate_to(offset, *, now_ms) -> {"truncated"}
@@ -19,9 +21,17 @@ and returns the result as a ``dict`` (``bytes`` again for ``read``'s ``data``)::
     delete_segments_before(offset, *, now_ms) -> {"deleted_segments"}
     delete_old_segments(*, now_ms) -> {"deleted_segments"}
     fetch_offset_by_timestamp(timestamp, *, now_ms) -> {"found", "timestamp", "offset", "leader_epoch"}
-    state(*, now_ms) -> {"log_start_offset", "log_end_offset", "recovery_point", "segments"}
+    state(*, now_ms) -> {"log_start_offset", "log_end_offset", "recovery_point", "segments",
+                         "last_stable_offset"?}
     close(*, now_ms) -> {}
     crash(*, now_ms) -> None   # drop every handle without flushing or closing
+
+``origin`` and ``isolation`` are passed only when a scenario needs them (``origin``
+"coordinator": the transaction coordinator writing a COMMIT or ABORT marker through the
+leader; ``isolation`` "txn_committed": a read_committed fetch), and only scenarios of
+the features ``transaction_index`` and ``idempotence`` send them or look at
+``aborted_transactions`` and ``last_stable_offset``: an implementation without those
+features need not accept them.
 
 A refused operation raises ``OperationError(code)`` (or any exception with a string
 ``code`` attribute), ``code`` being one of spec/behaviour/model.md Table 2. Any other
@@ -47,7 +57,13 @@ class Implementation(Protocol):
     def hello(self, *, now_ms: int) -> dict: ...
     def open(self, dir: str, config: dict, *, now_ms: int, topic_id: str | None = None) -> dict: ...
     def append(
-        self, batches: list[bytes], assign_offsets: bool, leader_epoch: int, *, now_ms: int
+        self,
+        batches: list[bytes],
+        assign_offsets: bool,
+        leader_epoch: int,
+        *,
+        now_ms: int,
+        origin: str = "client",
     ) -> dict: ...
     def read(
         self,
@@ -57,6 +73,7 @@ class Implementation(Protocol):
         min_one_message: bool = False,
         *,
         now_ms: int,
+        isolation: str = "high_watermark",
     ) -> dict: ...
     def roll(self, expected_next_offset: int | None = None, *, now_ms: int) -> dict: ...
     def flush(self, *, now_ms: int) -> dict: ...

@@ -13,6 +13,12 @@ A batch spec is a mapping; every field is optional::
     timestamp_type: CreateTime      # or LogAppendTime (with log_append_time)
     partition_leader_epoch: 0       # a follower's batches must carry an epoch (APPEND-20)
     producer_id: -1, producer_epoch: -1, base_sequence: -1, transactional: false, control: false
+    marker: {type: ABORT, coordinator_epoch: 0}
+                                    # a COMMIT or ABORT marker: a transactional control
+                                    # batch of one EndTransactionMarker record (baseSequence
+                                    # -1, producer_id/producer_epoch from the spec, the
+                                    # record's timestamp ``timestamp``); ``records`` and the
+                                    # record fields are ignored
     max_timestamp: 5                # header overwrites, the CRC recomputed ...
     last_offset_delta: 4
     records_count: 2
@@ -33,9 +39,11 @@ import struct
 
 from reference_impl.records import (
     Compression,
+    ControlRecordType,
     Header,
     SimpleRecord,
     TimestampType,
+    build_control_batch,
     build_legacy_message_set,
     build_record_batch,
 )
@@ -89,6 +97,20 @@ def _recrc(buf: bytearray) -> None:
     struct.pack_into(">I", buf, CRC_OFFSET, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
 
 
+def _marker(spec: dict, now_ms: int) -> bytes:
+    """A COMMIT or ABORT control batch: one EndTransactionMarker record (CTRL-*, TXN-B-3)."""
+    marker = spec["marker"]
+    return build_control_batch(
+        ControlRecordType[marker["type"]],
+        producer_id=spec.get("producer_id", -1),
+        producer_epoch=spec.get("producer_epoch", -1),
+        coordinator_epoch=marker.get("coordinator_epoch", 0),
+        base_offset=spec.get("base_offset", 0),
+        timestamp=spec.get("timestamp", now_ms),
+        partition_leader_epoch=spec.get("partition_leader_epoch", 0),
+    )
+
+
 def build(spec: dict, now_ms: int) -> bytes:
     """The bytes of one batch spec (for magic 0/1 possibly several entries)."""
     if "hex" in spec:
@@ -96,11 +118,12 @@ def build(spec: dict, now_ms: int) -> bytes:
     magic = spec.get("magic", 2)
     codec = CODECS[spec.get("codec", "none")]
     timestamp_type = TIMESTAMP_TYPES[spec.get("timestamp_type", "CreateTime")]
-    records = _records(spec, now_ms)
-    if magic in (0, 1):
+    if "marker" in spec:
+        magic, data = 2, bytearray(_marker(spec, now_ms))
+    elif magic in (0, 1):
         data = bytearray(
             build_legacy_message_set(
-                records,
+                _records(spec, now_ms),
                 magic=magic,
                 base_offset=spec.get("base_offset", 0),
                 compression=codec,
@@ -111,7 +134,7 @@ def build(spec: dict, now_ms: int) -> bytes:
     else:
         data = bytearray(
             build_record_batch(
-                records,
+                _records(spec, now_ms),
                 base_offset=spec.get("base_offset", 0),
                 compression=codec,
                 timestamp_type=timestamp_type,
@@ -124,6 +147,7 @@ def build(spec: dict, now_ms: int) -> bytes:
                 partition_leader_epoch=spec.get("partition_leader_epoch", 0),
             )
         )
+    if magic == 2:
         rewrites = (
             ("max_timestamp", ">q", MAX_TIMESTAMP_OFFSET),
             ("last_offset_delta", ">i", LAST_OFFSET_DELTA_OFFSET),

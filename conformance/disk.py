@@ -5,6 +5,9 @@
 * ``invariants``: the rules every segment satisfies between operations (index.md §4,
   INDEX-13 to INDEX-17), checked on the testee's files.
 * ``check_files``: a scenario's ``files`` expectations.
+
+Some files belong to an optional feature (``FEATURE_FILES``): a testee that does not
+claim it may write them or not, so ``visible`` hides them from every comparison.
 """
 
 from __future__ import annotations
@@ -24,11 +27,23 @@ from reference_impl.index import (
     read_txn_index,
     until_stop,
 )
+from reference_impl.producer_snapshot import read_snapshot
 from reference_impl.records import iter_batches
 
 INT32_MAX = 2**31 - 1
 _SEGMENT_NAME = re.compile(
     r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)((?:\.deleted|\.cleaned|\.swap)?)$"
+)
+FEATURE_FILES = {"snapshot": "producer_snapshots"}  # file kind -> the feature it belongs to
+SNAPSHOT_FIELDS = (
+    "producer_id",
+    "producer_epoch",
+    "last_sequence",
+    "last_offset",
+    "offset_delta",
+    "timestamp",
+    "coordinator_epoch",
+    "current_txn_first_offset",
 )
 TEXT_FILES = {
     ".kafka_cleanshutdown",
@@ -67,6 +82,30 @@ def segment_file(name: str) -> tuple[int | None, str | None, str]:
     if not match:
         return None, None, ""
     return int(match.group(1)), match.group(2), match.group(3)
+
+
+def feature_of(name: str) -> str | None:
+    """The optional feature a file belongs to (``.snapshot`` and ``.snapshot.deleted``:
+    producer_snapshots), or None for files every implementation is judged on."""
+    return FEATURE_FILES.get(segment_file(name)[1])
+
+
+def is_visible(name: str, features: set[str] | frozenset[str] | None) -> bool:
+    """Whether a file counts for a testee claiming ``features`` (None: every file counts)."""
+    feature = feature_of(name)
+    return features is None or feature is None or feature in features
+
+
+def visible(files: dict[str, bytes], features: set[str] | frozenset[str] | None) -> dict:
+    return {name: data for name, data in files.items() if is_visible(name, features)}
+
+
+def snapshot_entries(data: bytes) -> list[dict]:
+    """The entries of a producer snapshot as dicts (SNAPSHOT_FIELDS); raises
+    KafkaLogError (corrupt_snapshot) for one that does not read."""
+    return [
+        {field: getattr(entry, field) for field in SNAPSHOT_FIELDS} for entry in read_snapshot(data)
+    ]
 
 
 def decode_log(data: bytes) -> dict:
@@ -153,6 +192,16 @@ def decode(name: str, data: bytes) -> dict:
             }
         except KafkaLogError as exc:
             view = {"kind": "txn_index", "error": exc.category.value}
+    elif kind == "snapshot":
+        try:
+            view = {
+                "kind": "producer_snapshot",
+                "entries": [
+                    [e[field] for field in SNAPSHOT_FIELDS] for e in snapshot_entries(data)
+                ],
+            }
+        except KafkaLogError as exc:
+            view = {"kind": "producer_snapshot", "error": exc.category.value}
     elif name.rpartition("/")[2] in TEXT_FILES:
         view = {"kind": "text", "lines": data.decode("utf-8", "replace").splitlines()}
     else:
@@ -312,9 +361,16 @@ def _time_index_problems(name, base, data, batches, index_bytes, closed):
 
 
 def check_files(
-    spec: dict, root: Path, partition: str, topic: str, partition_number: int
+    spec: dict,
+    root: Path,
+    partition: str,
+    topic: str,
+    partition_number: int,
+    features: set[str] | frozenset[str] | None = None,
 ) -> list[str]:
-    """A scenario's ``files`` step against the directory; a list of mismatches."""
+    """A scenario's ``files`` step against the directory; a list of mismatches.
+    ``exactly`` leaves out, on both sides, the files of features not in ``features``
+    (the other keys name files the scenario's own features imply)."""
     pdir = root / partition
     problems: list[str] = []
 
@@ -330,8 +386,11 @@ def check_files(
         return p.read_bytes() if p.is_file() else None
 
     if "exactly" in spec:
-        want = sorted(expand_name(n) for n in spec["exactly"])
-        have = sorted(p.name for p in pdir.iterdir() if p.is_file()) if pdir.exists() else []
+        want = sorted(expand_name(n) for n in spec["exactly"] if is_visible(n, features))
+        have = sorted(
+            p.name for p in (pdir.iterdir() if pdir.exists() else ()) if p.is_file()
+            if is_visible(p.name, features)
+        )  # fmt: skip
         if want != have:
             extra, missing = sorted(set(have) - set(want)), sorted(set(want) - set(have))
             problems.append(f"files: unexpected {extra}, missing {missing}")
@@ -400,6 +459,33 @@ def check_files(
             problems.append(
                 f"{expand_name(lookup['file'])}: lookup({lookup['target']}) = {[found.timestamp, found.offset]}, expected {lookup['expect']}"
             )
+    if "snapshots" in spec:
+        have = sorted(
+            base
+            for base, kind, marker in (
+                segment_file(p.name) for p in (pdir.iterdir() if pdir.exists() else ())
+            )
+            if kind == "snapshot" and not marker
+        )
+        if have != sorted(spec["snapshots"]):
+            problems.append(f"snapshots at {have}, expected {sorted(spec['snapshots'])}")
+    for name, want in (spec.get("producer_snapshot") or {}).items():
+        problems += _snapshot_problems(expand_name(name), read(name), want)
+    for name, want in (spec.get("txn_index") or {}).items():
+        data = read(name)
+        try:
+            have = (
+                None
+                if data is None
+                else [
+                    [t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset]
+                    for t in read_txn_index(data)
+                ]
+            )
+        except KafkaLogError as exc:
+            have = f"unreadable ({exc.category.value})"
+        if have != want:
+            problems.append(f"{expand_name(name)}: entries {have}, expected {want}")
     if "epochs" in spec:
         data = read("leader-epoch-checkpoint")
         try:
@@ -431,4 +517,25 @@ def check_files(
             problems.append(
                 f"{name}: entry for {topic}-{partition_number} is {have}, expected {want}"
             )
+    return problems
+
+
+def _snapshot_problems(name: str, data: bytes | None, want: list[dict]) -> list[str]:
+    """A producer snapshot holds exactly the listed producers (in any order: SNAP-8 leaves
+    the order open), each with the listed fields."""
+    if data is None:
+        return [f"{name}: missing"]
+    try:
+        have = {e["producer_id"]: e for e in snapshot_entries(data)}
+    except KafkaLogError as exc:
+        return [f"{name}: unreadable ({exc.category.value})"]
+    problems = []
+    wanted = {e["producer_id"]: e for e in want}
+    if sorted(have) != sorted(wanted):
+        problems.append(f"{name}: producers {sorted(have)}, expected {sorted(wanted)}")
+    for pid in sorted(set(have) & set(wanted)):
+        wrong = {k: (have[pid][k], v) for k, v in wanted[pid].items() if have[pid][k] != v}
+        if wrong:
+            shown = ", ".join(f"{k} {a} (expected {b})" for k, (a, b) in wrong.items())
+            problems.append(f"{name}: producer {pid}: {shown}")
     return problems

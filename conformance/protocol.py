@@ -10,6 +10,14 @@ Two operations extend DESIGN §2: ``fetch_offset_by_timestamp`` and
 ``delete_old_segments``. Without them the MUST rules of read.md §4 (READ-15 to READ-20)
 and the size and time passes of retention.md (RET-7 to RET-10) could not be reached
 through the contract.
+
+Transactions and idempotence (the features ``idempotence``, ``transaction_index``)
+add optional fields, sent or expected only by the scenarios that need those features,
+so a testee written before them answers the other scenarios unchanged: ``append``'s
+``origin`` (``coordinator``: the transaction coordinator writing a COMMIT or ABORT
+marker through the leader), ``read``'s ``isolation`` (``txn_committed``: bounded by
+the last stable offset, answering ``aborted_transactions``), and ``state``'s
+``last_stable_offset``.
 """
 
 from __future__ import annotations
@@ -40,7 +48,8 @@ OPS = (
 
 # The optional features a testee may claim in ``hello``; scenarios that need one it does
 # not claim are skipped with the reason. ``compression``: gzip, snappy, lz4 and zstd
-# batches (a leader decodes them, APPEND-14).
+# batches (a leader decodes them, APPEND-14). A testee that does not claim
+# ``producer_snapshots`` may write ``.snapshot`` files or not: the harness ignores them.
 FEATURES = {
     "legacy_formats": "magic 0 and 1 entries (follower appends of legacy message sets)",
     "compression": "compressed batches: gzip, snappy, lz4, zstd",
@@ -48,9 +57,13 @@ FEATURES = {
     "preallocate": "preallocate true (.log files created at segment_bytes)",
     "leader_epoch_checkpoint": "the leader-epoch-checkpoint file and cache (CKPT-B-1 to CKPT-B-4)",
     "crash_recovery": "crash, then open on damaged files (recovery)",
-    "transaction_index": ".txnindex files",
-    "producer_snapshots": "producer .snapshot files",
+    "idempotence": "producer ids, sequences and epochs: duplicates of the last 5 batches, out-of-order sequences, fenced epochs (PSTATE-1 to PSTATE-9)",
+    "transaction_index": "transactions: COMMIT/ABORT markers from the coordinator (append origin coordinator), aborted transactions in .txnindex, the last stable offset, read with isolation txn_committed (TXN-B, READ-21, READ-22)",
+    "producer_snapshots": "producer .snapshot files written at roll, close and recovery and read at load (SNAP-B, RECOV-19); without it .snapshot files are ignored",
 }
+
+APPEND_ORIGINS = ("client", "coordinator")  # append's optional origin; client by default
+ISOLATIONS = ("high_watermark", "txn_committed")  # read's optional isolation
 
 # spec/behaviour/model.md Table 2
 ERROR_CODES = (
@@ -68,6 +81,10 @@ ERROR_CODES = (
     "LOG_CLOSED",
     "INCONSISTENT_TOPIC_ID",
     "UNSUPPORTED_APPEND",
+    "OUT_OF_ORDER_SEQUENCE_NUMBER",
+    "INVALID_PRODUCER_EPOCH",
+    "INVALID_TXN_STATE",
+    "TRANSACTION_COORDINATOR_FENCED",
 )
 
 

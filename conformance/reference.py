@@ -13,18 +13,28 @@ from pathlib import Path
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
 from reference_impl.errors import KafkaLogError
+from reference_impl.fetch import FetchIsolation
 from reference_impl.log import Log
+from reference_impl.log_validator import AppendOrigin
 
 from .adapter import OperationError
 
 FEATURES = [
     "compression",
     "crash_recovery",
+    "idempotence",
     "leader_epoch_checkpoint",
     "legacy_formats",
     "log_append_time",
     "preallocate",
+    "producer_snapshots",
+    "transaction_index",
 ]
+ORIGINS = {"client": AppendOrigin.CLIENT, "coordinator": AppendOrigin.COORDINATOR}
+ISOLATIONS = {
+    "high_watermark": FetchIsolation.HIGH_WATERMARK,
+    "txn_committed": FetchIsolation.TXN_COMMITTED,
+}
 
 
 def _version() -> str:
@@ -71,6 +81,7 @@ class ReferenceAdapter:
             "segments": [
                 {"base_offset": s.base_offset, "size_bytes": s.size_bytes} for s in state.segments
             ],
+            "last_stable_offset": state.last_stable_offset,
         }
 
     # --- the contract ---
@@ -96,14 +107,22 @@ class ReferenceAdapter:
         return self._state()
 
     def append(
-        self, batches: list[bytes], assign_offsets: bool, leader_epoch: int, *, now_ms: int
+        self,
+        batches: list[bytes],
+        assign_offsets: bool,
+        leader_epoch: int,
+        *,
+        now_ms: int,
+        origin: str = "client",
     ) -> dict:
         self._tick(now_ms)
         log = self._log()
         data = b"".join(batches)
+        if origin not in ORIGINS or (origin != "client" and not assign_offsets):
+            raise OperationError("INVALID_ARGUMENT", f"origin {origin!r} of a follower append")
         with _Errors():
             if assign_offsets:
-                info = log.append_as_leader(data, leader_epoch)
+                info = log.append_as_leader(data, leader_epoch, ORIGINS[origin])
             else:
                 info = log.append_as_follower(data)
         appended = info.valid_bytes > 0
@@ -123,12 +142,17 @@ class ReferenceAdapter:
         min_one_message: bool = False,
         *,
         now_ms: int,
+        isolation: str = "high_watermark",
     ) -> dict:
         self._tick(now_ms)
+        if isolation not in ISOLATIONS:
+            raise OperationError("INVALID_ARGUMENT", f"isolation {isolation!r}")
         with _Errors():
-            fetch = self._log().read(start_offset, max_bytes, max_offset, min_one_message)
+            fetch = self._log().read(
+                start_offset, max_bytes, max_offset, min_one_message, ISOLATIONS[isolation]
+            )
         meta = fetch.fetch_offset_metadata
-        return {
+        result = {
             "data": fetch.data(),
             "fetch_offset_metadata": {
                 "message_offset": meta.message_offset,
@@ -137,6 +161,12 @@ class ReferenceAdapter:
             },
             "first_entry_incomplete": fetch.first_entry_incomplete,
         }
+        if fetch.aborted_transactions is not None:
+            result["aborted_transactions"] = [
+                {"producer_id": t.producer_id, "first_offset": t.first_offset}
+                for t in fetch.aborted_transactions
+            ]
+        return result
 
     def roll(self, expected_next_offset: int | None = None, *, now_ms: int) -> dict:
         self._tick(now_ms)

@@ -6,7 +6,14 @@ the end the testee's directory is checked against the index invariants and, when
 goldens are given, against the reference's run of the same scenario: every response,
 and the files, byte for byte where the spec fixes the bytes (``.log`` files and the
 checkpoint files) and by their entries where it does not (index files: placement and
-preallocation are SHOULD, index.md).
+preallocation are SHOULD, index.md; producer snapshots: their entry order is open,
+SNAP-8).
+
+Files of an optional feature the testee does not claim (``.snapshot`` files without
+``producer_snapshots``) are left out of every comparison, and result fields of one
+(``last_stable_offset``, ``aborted_transactions`` without ``transaction_index``) out of
+the golden comparison of responses: a testee neither fails for them nor passes a
+scenario about them (such scenarios need the feature and are skipped).
 
 A failure carries a category (how it failed) and the requirement IDs it breaks (the
 step's ``reqs``, else the scenario's, or the specific rule of an invariant). A testee
@@ -46,6 +53,10 @@ OP_KEYS = (
     "close", "crash",
 )  # fmt: skip
 HARNESS_KEYS = ("clock", "damage", "set_mtime", "files", "snapshot")
+FEATURE_RESULTS = {  # result fields only a testee claiming the feature is compared on
+    "last_stable_offset": ("transaction_index", ["TXN-B-7"]),
+    "aborted_transactions": ("transaction_index", ["READ-22"]),
+}
 
 
 def fast_tmp() -> str | None:
@@ -192,10 +203,15 @@ class Run:
             ns = step["set_mtime"]["ms"] * 1_000_000
             os.utime(self._path(step["set_mtime"]["file"]), ns=(ns, ns))
         elif "snapshot" in step:
-            self.snapshots[step["snapshot"]] = disk.snapshot(self.root)
+            self.snapshots[step["snapshot"]] = self._files()
         elif "files" in step:
             for problem in disk.check_files(
-                step["files"], self.root, self.s.partition, self.topic, self.partition_number
+                step["files"],
+                self.root,
+                self.s.partition,
+                self.topic,
+                self.partition_number,
+                self.features,
             ):
                 self.fail("files", problem, reqs)
             if "unchanged_since" in step["files"]:
@@ -216,10 +232,14 @@ class Run:
         def kept(files: dict[str, bytes]) -> dict[str, bytes]:
             return {k: v for k, v in files.items() if not k.endswith(".deleted")}
 
-        before, now = kept(self.snapshots.get(name, {})), kept(disk.snapshot(self.root))
+        before, now = kept(self.snapshots.get(name, {})), kept(self._files())
         changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         if changed:
             self.fail("files", f"changed since snapshot {name}: {changed}", reqs)
+
+    def _files(self) -> dict[str, bytes]:
+        """Every file under the log directory this testee is judged on (disk.visible)."""
+        return disk.visible(disk.snapshot(self.root), self.features)
 
     def _path(self, name: str) -> Path:
         return (
@@ -253,15 +273,20 @@ class Run:
                     "assign_offsets": not args.get("follower", False),
                     "leader_epoch": args.get("leader_epoch", 0),
                 }
+                if args.get("origin", "client") != "client":  # sent only when needed
+                    wire["origin"] = args["origin"]
                 response = self.check_response(op, wire, expect if k == times - 1 else {}, reqs)
             return
         if op == "read":
-            args = {
+            wire = {
                 "start_offset": args["start_offset"],
                 "max_bytes": args.get("max_bytes", DEFAULT_MAX_BYTES),
                 "max_offset": args.get("max_offset"),
                 "min_one_message": args.get("min_one_message", False),
             }
+            if args.get("isolation", "high_watermark") != "high_watermark":
+                wire["isolation"] = args["isolation"]  # sent only when needed
+            args = wire
         response = self.check_response(op, args, expect, reqs)
         if op == "close" and response.ok:
             self.log_open, self.closed = False, True
@@ -290,6 +315,8 @@ class Run:
                 if key in ("unchanged", "error"):
                     continue
                 have = self._actual(op, key, response.result)
+                if key == "aborted_transactions" and isinstance(want, list):
+                    want = sorted(want)  # in any order (READ-22)
                 if have != want:
                     self.fail("wrong_result", f"{op}: {key} is {have}, expected {want}", reqs)
         if response.ok and op in ("open", "state"):
@@ -311,7 +338,7 @@ class Run:
         return response
 
     def _observe(self) -> tuple[dict, dict | None]:
-        files = disk.snapshot(self.root)
+        files = self._files()
         state = None
         if self.log_open:
             response = self.driver.request("state", {}, self.now)
@@ -323,6 +350,8 @@ class Run:
             return [[s["base_offset"], s["size_bytes"]] for s in result.get("segments", ())]
         if key == "segment_bases":
             return [s["base_offset"] for s in result.get("segments", ())]
+        if key == "aborted_transactions":
+            return _aborted(result.get(key, "<absent>"))
         if key == "fetch_offset_metadata":
             m = result["fetch_offset_metadata"]
             return [
@@ -366,6 +395,20 @@ class Run:
                 f"recovery point {state['recovery_point']} above the LEO {state['log_end_offset']}",
                 ["MODEL-4"],
             )
+        lso = state.get("last_stable_offset")
+        if (
+            lso is not None
+            and "transaction_index" in self.features
+            and not min(state["log_start_offset"], state["log_end_offset"])
+            <= lso
+            <= state["log_end_offset"]
+        ):
+            self.fail(
+                "invariant",
+                f"last stable offset {lso} outside [log start offset "
+                f"{state['log_start_offset']}, LEO {state['log_end_offset']}]",
+                ["TXN-B-7"],
+            )
         bases = [s["base_offset"] for s in state["segments"]]
         if bases != sorted(set(bases)):
             self.fail(
@@ -401,16 +444,23 @@ class Run:
                 continue  # optional fields of the result
             if op == "append" and key == "first_offset" and value == -1:
                 continue
-            if have["result"][key] != value:
+            feature, feature_reqs = FEATURE_RESULTS.get(key, (None, []))
+            if feature is not None and feature not in self.features:
+                continue
+            mine = have["result"][key]
+            if key == "aborted_transactions":
+                mine, value = _aborted(mine), _aborted(value)  # in any order
+            if mine != value:
                 self.fail(
                     "golden_response",
-                    f"{op}: {key} is {_short(have['result'][key])}, the reference gives {_short(value)}",
-                    reqs,
+                    f"{op}: {key} is {_short(mine)}, the reference gives {_short(value)}",
+                    sorted(set(reqs) | set(feature_reqs)),
                 )
 
     # --- the end ---
     def final_checks(self) -> None:
-        files = self.final_files = disk.snapshot(self.root)
+        self.final_files = disk.snapshot(self.root)
+        files = disk.visible(self.final_files, self.features)
         partition_files = {
             name.partition("/")[2]: data
             for name, data in files.items()
@@ -436,8 +486,8 @@ class Run:
         for name in names:
             base, kind, marker = disk.segment_file(name)
             fixed = name.rpartition("/")[2]
-            if kind == "snapshot":
-                continue  # producer state: outside this model (model.md §4)
+            if not disk.is_visible(name, self.features):
+                continue  # a file of a feature the testee does not claim
             if fixed in ROOT_CHECKPOINTS and not self.closed:
                 continue  # written when the log chooses, until close (CKPT-B-7, CLEAN-1)
             if (
@@ -456,13 +506,15 @@ class Run:
                 )
                 self.fail(
                     category,
-                    f"{name} {where} (the reference's run {'has' if have is None else 'has no'} it)",
+                    f"{name} {where} (the reference's run {'has' if have is None else 'does not have'} it)",
                     reqs,
                 )
                 continue
             if hashlib.sha256(have).hexdigest() == want["sha256"]:
                 continue
             view = disk.decode(name, have)
+            if kind == "snapshot" and _same_entries(view, want["decoded"]):
+                continue  # the same producers: SNAP-8 leaves their order open
             if kind in SEGMENT_INDEX_KINDS and self.log_open and base == active and truncated:
                 continue  # past its in-memory entries an open index may hold stale bytes
             if kind in SEGMENT_INDEX_KINDS:
@@ -485,6 +537,14 @@ class Run:
                     f"{name}: differs from the reference's: {_log_difference(view, want['decoded'])}",
                     reqs,
                 )
+            elif kind in ("snapshot", "txnindex"):
+                mine = view.get("entries", view.get("error"))
+                theirs = want["decoded"].get("entries", want["decoded"].get("error"))
+                self.fail(
+                    "golden_files",
+                    f"{name}: entries {_short(mine)}, the reference's {_short(theirs)}",
+                    reqs if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
+                )
             else:
                 shown = have.decode("utf-8", "replace")[:200]
                 self.fail(
@@ -494,12 +554,18 @@ class Run:
                 )
 
     def _file_reqs(self, fixed: str, kind: str | None, marker: str) -> list[str]:
+        snapshot_reqs = [r for r in self.s.requirements if r.startswith("SNAP-B-")]
+        if kind == "snapshot" and marker == ".deleted":
+            return sorted({"SNAP-B-8", *snapshot_reqs})
+        if kind == "snapshot":
+            recovered = any("crash" in s or "damage" in s for s in self.s.steps)
+            return sorted({"SNAP-B-1", *(["SNAP-B-2"] if recovered else []), *snapshot_reqs})
         if marker == ".deleted":
             return ["RET-13", "RET-14"]
         if kind in SEGMENT_INDEX_KINDS:
             return ["ROLL-20"]
         if kind == "txnindex":
-            return ["INDEX-21"]
+            return sorted({"INDEX-21", *(r for r in self.s.requirements if r.startswith("TXN-B-"))})
         if fixed in ROOT_CHECKPOINTS:
             return ROOT_CHECKPOINTS[fixed]
         if fixed == "leader-epoch-checkpoint":
@@ -507,6 +573,24 @@ class Run:
         if fixed == "partition.metadata":
             return ["CKPT-B-8"]
         return list(self.s.requirements)
+
+
+def _aborted(value):
+    """aborted_transactions as sorted [producer_id, first_offset] pairs (READ-22 leaves the
+    order open); anything else as it is."""
+    if not isinstance(value, list):
+        return value
+    try:
+        return sorted([t["producer_id"], t["first_offset"]] for t in value)
+    except (TypeError, KeyError):
+        return value
+
+
+def _same_entries(view: dict, want: dict) -> bool:
+    """Two decoded producer snapshots hold the same entries, in any order."""
+    if "entries" not in view or "entries" not in want:
+        return False
+    return sorted(view["entries"]) == sorted(want["entries"])
 
 
 def _short(value) -> str:

@@ -105,7 +105,22 @@ def _batches_of(step: dict) -> list[dict]:
     return ([append["batch"]] if "batch" in append else []) + list(append.get("batches", ()))
 
 
+SNAPSHOT_FILE_CHECKS = ("exist", "absent", "size")  # files keys that may name a .snapshot
+TXN_EXPECT_KEYS = ("last_stable_offset", "aborted_transactions")
+
+
+def _names_snapshot(names) -> bool:
+    from .disk import feature_of
+
+    return any(feature_of(str(name)) == "producer_snapshots" for name in names)
+
+
 def implied_features(scenario: Scenario) -> set[str]:
+    """Features a scenario's data needs: a marker, origin coordinator, isolation
+    txn_committed or an expected last stable offset (transaction_index); a file check or
+    damage naming a .snapshot file (producer_snapshots). ``exactly`` lists may name
+    .snapshot files without needing the feature: they are left out for testees
+    without it (disk.visible)."""
     needs: set[str] = set()
     configs = [scenario.config] + [
         (s.get("open") or {}).get("config") or {} for s in scenario.steps if "open" in s
@@ -118,14 +133,33 @@ def implied_features(scenario: Scenario) -> set[str]:
     for step in scenario.steps:
         if "crash" in step:
             needs.add("crash_recovery")
-        for batch in _batches_of(step):
+        for batch in _batches_of(step) + list(
+            b for d in step.get("damage", ()) for b in d.get("write_batches", ())
+        ):
             if batch.get("magic", 2) in (0, 1):
                 needs.add("legacy_formats")
             if batch.get("codec", "none") != "none":
                 needs.add("compression")
+            if "marker" in batch:
+                needs.add("transaction_index")
+        if (step.get("append") or {}).get("origin", "client") != "client":
+            needs.add("transaction_index")
+        if (step.get("read") or {}).get("isolation", "high_watermark") != "high_watermark":
+            needs.add("transaction_index")
+        if any(key in (step.get("expect") or {}) for key in TXN_EXPECT_KEYS):
+            needs.add("transaction_index")
         checks = step.get("files") or {}
         if "epochs" in checks or "leader-epoch-checkpoint" in (checks.get("text") or {}):
             needs.add("leader_epoch_checkpoint")
+        if (
+            "snapshots" in checks
+            or "producer_snapshot" in checks
+            or any(_names_snapshot(checks.get(key) or ()) for key in SNAPSHOT_FILE_CHECKS)
+            or _names_snapshot(d["file"] for d in step.get("damage", ()))
+        ):
+            needs.add("producer_snapshots")
+        if "txn_index" in checks:
+            needs.add("transaction_index")
     return needs
 
 
@@ -253,6 +287,9 @@ def _step_order_problems(scenario: Scenario) -> list[str]:
     problems = []
     open_ = scenario.open
     for i, step in enumerate(scenario.steps):
+        append = step.get("append") or {}
+        if append.get("follower") and append.get("origin", "client") != "client":
+            problems.append(f"step {i}: origin {append['origin']} on a follower append")
         if "damage" in step and open_ and not step.get("live"):
             problems.append(f"step {i}: damage while the log is open (crash or close it first)")
         if "open" in step:

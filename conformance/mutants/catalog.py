@@ -144,26 +144,32 @@ def _write_checkpoints_without_log_start(self):
 
 
 def _log_read_ignoring_max_offset(
-    self, start_offset, max_bytes, max_offset=None, min_one_message=False
+    self, start_offset, max_bytes, max_offset=None, min_one_message=False, *isolation
 ):
-    return _ORIGINAL["log_read"](self, start_offset, max_bytes, None, min_one_message)
+    return _ORIGINAL["log_read"](self, start_offset, max_bytes, None, min_one_message, *isolation)
 
 
-def _log_read_below_start(self, start_offset, max_bytes, max_offset=None, min_one_message=False):
+def _log_read_below_start(
+    self, start_offset, max_bytes, max_offset=None, min_one_message=False, *isolation
+):
     saved = self.log_start_offset
     self.log_start_offset = min(saved, start_offset)
     try:
-        return _ORIGINAL["log_read"](self, start_offset, max_bytes, max_offset, min_one_message)
+        return _ORIGINAL["log_read"](
+            self, start_offset, max_bytes, max_offset, min_one_message, *isolation
+        )
     finally:
         self.log_start_offset = saved
 
 
 def _log_read_above_leo_empty(
-    self, start_offset, max_bytes, max_offset=None, min_one_message=False
+    self, start_offset, max_bytes, max_offset=None, min_one_message=False, *isolation
 ):
     if start_offset > self.log_end_offset:
         return FetchDataInfo(self.log_end_offset_metadata)
-    return _ORIGINAL["log_read"](self, start_offset, max_bytes, max_offset, min_one_message)
+    return _ORIGINAL["log_read"](
+        self, start_offset, max_bytes, max_offset, min_one_message, *isolation
+    )
 
 
 def _set_max_timestamp_keeping_crc(raw, timestamp_type, max_timestamp):
