@@ -55,7 +55,7 @@ def load_producers_from_records(psm: ProducerStateManager, batches: Iterable) ->
 def update_producer_state(psm: ProducerStateManager, segment: LogSegment, batch) -> None:
     """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
     transactions it completes (LogSegment.updateProducerState)."""
-    if has_producer_id(batch):
+    if has_producer_id(batch) and not psm.replay_data_batch(batch):
         info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
         completed = info.append(batch)
         psm.update(info)

@@ -77,17 +77,20 @@ def run_tool(state: Snapshot, root: Path):
 
 
 def check_quarantine(report, state: Snapshot) -> None:
-    """RECOV-14, RECOV-15: every removed byte is kept, and the manifest says where from."""
+    """RECOV-14, RECOV-15, RECOV-20: every removed byte is kept, and the manifest says where
+    from; so is every producer snapshot the load deleted or rewrote."""
     removed = [a for a in report.plan.actions if a.action in ("truncate", "delete")]
-    if not removed:
-        assert report.quarantine is None
+    if report.quarantine is None:
+        assert not removed
         return
-    manifest = json.loads((report.quarantine / MANIFEST).read_text())
-    assert [(e["action"], e["file"]) for e in manifest["entries"]] == [
-        (a.action, a.file) for a in removed
-    ]
+    entries = json.loads((report.quarantine / MANIFEST).read_text())["entries"]
+    for entry in [e for e in entries if e["action"] == "snapshot"]:
+        stored = (report.quarantine / entry["stored"]).read_bytes()
+        assert stored == state[DIR + entry["file"]]
+    entries = [e for e in entries if e["action"] != "snapshot"]
+    assert [(e["action"], e["file"]) for e in entries] == [(a.action, a.file) for a in removed]
     cut_at: dict[str, int] = {}  # a file truncated, then deleted (the log ends below its start)
-    for entry in manifest["entries"]:
+    for entry in entries:
         original = state[DIR + entry["file"]][: cut_at.get(entry["file"])]
         if entry["action"] == "delete":
             stored = (report.quarantine / entry["stored"]).read_bytes()
