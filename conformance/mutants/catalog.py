@@ -14,20 +14,24 @@ from reference_impl import (
     local_log,
     log,
     log_validator,
+    producer_state,
+    producer_state_manager,
     retention,
     roll,
     segment,
     time_index,
 )
 from reference_impl import files as naming
-from reference_impl.errors import Category, LogOperationError
+from reference_impl.errors import Category, KafkaLogError, LogOperationError
 from reference_impl.fetch import FetchDataInfo
-from reference_impl.index import TimestampOffset
+from reference_impl.index import AbortedTxn, TimestampOffset
 
 from . import Mutant
 
 Seg = segment.LogSegment
 Log = log.Log
+PSM = producer_state_manager.ProducerStateManager
+Append = producer_state.ProducerAppendInfo
 _ORIGINAL = {
     "conditions": roll.ROLL_CONDITIONS,
     "append": Seg.append,
@@ -43,6 +47,13 @@ _ORIGINAL = {
     "prefix": naming.filename_prefix_from_offset,
     "recover": loader.recover_segment,
     "opening": clean_shutdown.LogDirs.opening,
+    "log_roll": Log._roll,
+    "update_producers": log.update_producers,
+    "append_data_batch": Append.append_data_batch,
+    "read_snapshot": producer_state_manager.read_snapshot,
+    "collect_aborted": local_log.LocalLog.collect_aborted_transactions,
+    "check_sequence": Append._check_sequence,
+    "rebuild": loader.rebuild_producer_state,
 }
 
 
@@ -345,6 +356,90 @@ def _first_offset(records: bytes) -> int:
     return struct.unpack_from(">q", records, 0)[0]
 
 
+# --- producer state and transactions (issue 9) ---
+
+
+def _roll_without_snapshot(self, expected_next_offset):
+    """A roll that moves the map end offset but writes no snapshot."""
+    psm = self.producer_state_manager
+    psm.take_snapshot = lambda sync=True: None
+    try:
+        return _ORIGINAL["log_roll"](self, expected_next_offset)
+    finally:
+        del psm.take_snapshot
+
+
+def _update_producers_as_client(psm, batch, producers, origin):
+    """Followers' batches checked as a client's: sequences and epochs enforced."""
+    if origin is log_validator.AppendOrigin.REPLICATION:
+        origin = log_validator.AppendOrigin.CLIENT
+    return _ORIGINAL["update_producers"](psm, batch, producers, origin)
+
+
+def _append_data_ignoring_txn_state(self, epoch, first_seq, last_seq, *rest):
+    """A non-transactional batch during a transaction is taken as part of it."""
+    *middle, is_transactional = rest
+    if self.updated_entry.current_txn_first_offset is not None:
+        is_transactional = True
+    return _ORIGINAL["append_data_batch"](
+        self, epoch, first_seq, last_seq, *middle, is_transactional
+    )
+
+
+def _read_snapshot_fatal(data, **kwargs):
+    """A snapshot that does not read fails the whole load instead of being deleted."""
+    try:
+        return _ORIGINAL["read_snapshot"](data, **kwargs)
+    except KafkaLogError as exc:
+        raise KafkaLogError(Category.CORRUPT_MESSAGE, f"snapshot unreadable: {exc}") from exc
+
+
+def _read_committed_ignoring_lso(self, start_offset, max_bytes, *args, **kwargs):
+    """read_committed bounded by the high watermark, not the last stable offset."""
+    saved = self.first_unstable_offset
+    self.first_unstable_offset = None
+    try:
+        return _ORIGINAL["log_read"](self, start_offset, max_bytes, *args, **kwargs)
+    finally:
+        self.first_unstable_offset = saved
+
+
+def _collect_aborted_in_first_segment(self, first, start_offset, upper_bound_offset):
+    """Aborted transactions searched in the fetched segment's .txnindex only."""
+    return list(first.collect_aborted_txns(start_offset, upper_bound_offset).aborted_transactions)
+
+
+def _check_sequence_but_not_new_epochs(self, producer_epoch, first_seq, offset):
+    """A new epoch may start at any sequence."""
+    if producer_epoch != self.updated_entry.producer_epoch:
+        return None
+    return _ORIGINAL["check_sequence"](self, producer_epoch, first_seq, offset)
+
+
+def _load_ignoring_snapshots(self, log_start_offset, now):
+    """Snapshots are never read: the state is always rebuilt from the log start."""
+    self.last_snap_offset = self.last_map_offset = log_start_offset
+
+
+def _rebuild_scanning_after_clean_shutdown(psm, segments, log_start, last_offset, now, clean):
+    """The load replays the log even after a clean shutdown that left no snapshot."""
+    return _ORIGINAL["rebuild"](psm, segments, log_start, last_offset, now, False)
+
+
+def _index_every_transaction(self, completed_txn, last_stable_offset):
+    """Every completed transaction goes to the .txnindex, committed ones too."""
+    txn = completed_txn
+    self.txn_index.append(
+        AbortedTxn(txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset)
+    )
+
+
+def _recover_without_producer_state(segment_, *args, **kwargs):
+    """Recovery that rebuilds the indexes but replays no batch into the producer state."""
+    kwargs.pop("producer_state_manager", None)
+    return _ORIGINAL["recover"](segment_, *args, **kwargs)
+
+
 ALL = ("*",)
 CATALOG = (
     # --- roll (roll.md Table 1) ---
@@ -440,4 +535,51 @@ CATALOG = (
            lambda: [(clean_shutdown.LogDirs, "opening", _opening_always_unclean)]),
     Mutant("epoch-cache-not-truncated", "truncation leaves the leader epoch cache as it was", frozenset({"LEPOCH-6"}), ("epoch.*",),
            lambda: [(leader_epoch.LeaderEpochFileCache, "truncate_from_end", lambda self, end_offset: None)]),
+    # --- producer state: idempotence (PSTATE) ---
+    Mutant("no-duplicate-detection", "a retried batch is never recognised as a duplicate", frozenset({"PSTATE-4"}), ("producer.duplicate.*",),
+           lambda: [(producer_state.ProducerStateEntry, "find_duplicate_batch", lambda self, batch: None)]),
+    Mutant("no-sequence-check", "sequences are never checked", frozenset({"PSTATE-6"}), ("producer.sequence.*",),
+           lambda: [(Append, "_check_sequence", lambda self, epoch, first_seq, offset: None)]),
+    Mutant("older-epoch-accepted", "a batch of an older producer epoch is accepted", frozenset({"PSTATE-5"}), ("producer.epoch.*",),
+           lambda: [(Append, "_check_producer_epoch", lambda self, epoch, offset: None)]),
+    Mutant("follower-checks-sequences", "follower appends are checked as a client's", frozenset({"PSTATE-8"}), ("producer.follower.*",),
+           lambda: [(log, "update_producers", _update_producers_as_client)]),
+    Mutant("retains-six-batches", "six batches per producer are kept for duplicate detection", frozenset({"PSTATE-2"}), ("producer.duplicate.*",),
+           lambda: [(producer_state, "NUM_BATCHES_TO_RETAIN", 6)]),
+    Mutant("new-epoch-any-sequence", "a new producer epoch may start at any sequence", frozenset({"PSTATE-7"}), ("producer.epoch.*",),
+           lambda: [(Append, "_check_sequence", _check_sequence_but_not_new_epochs)]),
+    Mutant("expired-producers-loaded", "producer.id.expiration.ms ignored at load", frozenset({"PSTATE-10"}), ("producer.snapshot.expired-*",),
+           lambda: [(PSM, "_is_expired", lambda self, now, entry: False)]),
+    # --- producer snapshots (SNAP-B, RECOV-19) ---
+    Mutant("no-snapshot-at-roll", "a roll writes no producer snapshot", frozenset({"SNAP-B-1"}), ("producer.snapshot.roll-*",),
+           lambda: [(Log, "_roll", _roll_without_snapshot)]),
+    Mutant("snapshots-ignored-at-load", "a load never reads a snapshot: the whole log is replayed", frozenset({"SNAP-B-2"}), ("producer.snapshot.*",),
+           lambda: [(PSM, "_load_from_snapshot", _load_ignoring_snapshots)]),
+    Mutant("clean-load-scans-log", "after a clean shutdown without snapshots the log is replayed", frozenset({"SNAP-B-3"}), ("producer.snapshot.clean-*",),
+           lambda: [(loader, "rebuild_producer_state", _rebuild_scanning_after_clean_shutdown)]),
+    Mutant("snapshots-never-deleted", "snapshots outside the log's range are never deleted", frozenset({"SNAP-B-5"}), ("producer.snapshot.at-log-start-*", "producer.snapshot.truncate-*"),
+           lambda: [(PSM, "_remove_and_delete_snapshot", lambda self, offset: None)]),
+    Mutant("stray-snapshots-kept", "stray snapshots are never removed at load", frozenset({"SNAP-B-4"}), ("producer.snapshot.stray-*",),
+           lambda: [(PSM, "remove_stray_snapshots", lambda self, bases: None)]),
+    Mutant("corrupt-snapshot-fails-load", "a snapshot that does not read fails the load", frozenset({"SNAP-B-6"}), ("producer.snapshot.corrupt-*",),
+           lambda: [(producer_state_manager, "read_snapshot", _read_snapshot_fatal)]),
+    Mutant("snapshots-kept-with-deleted-segments", "a deleted segment's snapshot stays", frozenset({"SNAP-B-8"}), ("producer.snapshot.retention",),
+           lambda: [(Log, "_delete_producer_snapshots", lambda self, segments: None)]),
+    Mutant("recovery-without-producer-state", "recovery replays no batch into the producer state", frozenset({"RECOV-19"}), ("transactions.crash.*", "producer.snapshot.crash-*"),
+           lambda: [(loader, "recover_segment", _recover_without_producer_state)]),
+    # --- transactions (TXN-B, READ-21, READ-22) ---
+    Mutant("committed-transactions-indexed", "committed transactions go to the .txnindex too", frozenset({"TXN-B-5"}), ("transactions.commit",),
+           lambda: [(Seg, "update_txn_index", _index_every_transaction)]),
+    Mutant("non-transactional-write-in-transaction", "a non-transactional batch joins the open transaction", frozenset({"TXN-B-1"}), ("transactions.non-transactional-*",),
+           lambda: [(Append, "append_data_batch", _append_data_ignoring_txn_state)]),
+    Mutant("coordinator-epoch-unchecked", "a marker from an older coordinator epoch is accepted", frozenset({"TXN-B-4"}), ("transactions.coordinator-*",),
+           lambda: [(Append, "_check_coordinator_epoch", lambda self, coordinator_epoch, offset: None)]),
+    Mutant("lso-ignores-other-producers", "an aborted transaction is indexed with its marker's offset + 1 as LSO", frozenset({"TXN-B-6"}), ("transactions.lso.*",),
+           lambda: [(PSM, "last_stable_offset", lambda self, completed: completed.last_offset + 1)]),
+    Mutant("lso-is-high-watermark", "the last stable offset is always the high watermark", frozenset({"TXN-B-7"}), ("transactions.lso.*", "transactions.commit"),
+           lambda: [(Log, "last_stable_offset", property(lambda self: self.high_watermark))]),
+    Mutant("read-committed-ignores-lso", "read_committed is bounded by the high watermark", frozenset({"READ-21"}), ("transactions.read-committed.*",),
+           lambda: [(Log, "read", _read_committed_ignoring_lso)]),
+    Mutant("aborted-transactions-one-segment", "aborted transactions are looked up in the fetched segment only", frozenset({"READ-22"}), ("transactions.read-committed.*",),
+           lambda: [(local_log.LocalLog, "collect_aborted_transactions", _collect_aborted_in_first_segment)]),
 )  # fmt: skip
