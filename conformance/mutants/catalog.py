@@ -416,6 +416,25 @@ def _check_sequence_but_not_new_epochs(self, producer_epoch, first_seq, offset):
     return _ORIGINAL["check_sequence"](self, producer_epoch, first_seq, offset)
 
 
+def _check_sequence_leaking_epoch(self, producer_epoch, first_seq, offset):
+    """A batch refused for its sequence still bumps the producer's epoch."""
+    try:
+        return _ORIGINAL["check_sequence"](self, producer_epoch, first_seq, offset)
+    except LogOperationError:
+        self.current_entry.producer_epoch = max(self.current_entry.producer_epoch, producer_epoch)
+        raise
+
+
+def _transaction_starting_at_last_offset(self, *args):
+    """A transaction is taken to start at its first batch's last offset."""
+    started = len(self.started_transactions)
+    _ORIGINAL["append_data_batch"](self, *args)
+    if len(self.started_transactions) > started:
+        last_offset = args[5]
+        self.started_transactions[-1] = producer_state.TxnMetadata(self.producer_id, last_offset)
+        self.updated_entry.current_txn_first_offset = last_offset
+
+
 def _load_ignoring_snapshots(self, log_start_offset, now):
     """Snapshots are never read: the state is always rebuilt from the log start."""
     self.last_snap_offset = self.last_map_offset = log_start_offset
@@ -548,6 +567,8 @@ CATALOG = (
            lambda: [(producer_state, "NUM_BATCHES_TO_RETAIN", 6)]),
     Mutant("new-epoch-any-sequence", "a new producer epoch may start at any sequence", frozenset({"PSTATE-7"}), ("producer.epoch.*",),
            lambda: [(Append, "_check_sequence", _check_sequence_but_not_new_epochs)]),
+    Mutant("refused-append-bumps-epoch", "a batch refused for its sequence still moves the producer to its epoch", frozenset({"PSTATE-9"}), ("producer.epoch.*",),
+           lambda: [(Append, "_check_sequence", _check_sequence_leaking_epoch)]),
     Mutant("expired-producers-loaded", "producer.id.expiration.ms ignored at load", frozenset({"PSTATE-10"}), ("producer.snapshot.expired-*",),
            lambda: [(PSM, "_is_expired", lambda self, now, entry: False)]),
     # --- producer snapshots (SNAP-B, RECOV-19) ---
@@ -570,6 +591,8 @@ CATALOG = (
     # --- transactions (TXN-B, READ-21, READ-22) ---
     Mutant("committed-transactions-indexed", "committed transactions go to the .txnindex too", frozenset({"TXN-B-5"}), ("transactions.commit",),
            lambda: [(Seg, "update_txn_index", _index_every_transaction)]),
+    Mutant("transaction-starts-at-last-offset", "a transaction starts at its first batch's last offset", frozenset({"TXN-B-2"}), ("transactions.commit",),
+           lambda: [(Append, "append_data_batch", _transaction_starting_at_last_offset)]),
     Mutant("non-transactional-write-in-transaction", "a non-transactional batch joins the open transaction", frozenset({"TXN-B-1"}), ("transactions.non-transactional-*",),
            lambda: [(Append, "append_data_batch", _append_data_ignoring_txn_state)]),
     Mutant("coordinator-epoch-unchecked", "a marker from an older coordinator epoch is accepted", frozenset({"TXN-B-4"}), ("transactions.coordinator-*",),
