@@ -110,10 +110,12 @@ class FileDump:
 
 
 def _fields(value) -> dict:
-    """A format dataclass as an event: Kafka's camelCase names (start_offset -> startOffset)."""
-    return {
-        _camel(f.name): getattr(value, f.name) for f in dataclasses.fields(value)
-    }  # fmt: skip
+    """A format dataclass or NamedTuple as an event: Kafka's camelCase names (start_offset ->
+    startOffset)."""
+    names = (
+        value._fields if isinstance(value, tuple) else [f.name for f in dataclasses.fields(value)]
+    )
+    return {_camel(name): getattr(value, name) for name in names}
 
 
 def _camel(name: str) -> str:

@@ -24,6 +24,7 @@ import bisect
 import struct
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
+from typing import NamedTuple
 
 from .errors import Category, CorruptIndexError, KafkaLogError
 
@@ -40,16 +41,15 @@ INT32_MAX = 2**31 - 1
 NO_TIMESTAMP = -1
 
 
-@dataclass(frozen=True, slots=True)
-class OffsetPosition:
-    """An offset-index entry: the batch holding ``offset`` starts at ``position`` in the .log."""
+class OffsetPosition(NamedTuple):
+    """An offset-index entry: the batch holding ``offset`` starts at ``position`` in the .log.
+    (A NamedTuple, as TimestampOffset: recovery and appends make one per batch.)"""
 
     offset: int
     position: int
 
 
-@dataclass(frozen=True, slots=True)
-class TimestampOffset:
+class TimestampOffset(NamedTuple):
     """A time-index entry: records after ``offset`` all have timestamps above ``timestamp``."""
 
     timestamp: int

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from collections import deque
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from .errors import Category, LogOperationError
 from .log_validator import AppendOrigin
@@ -50,10 +51,10 @@ def has_producer_id(batch) -> bool:
     return batch.magic >= 2 and batch.producer_id >= 0
 
 
-@dataclass(frozen=True, slots=True)
-class BatchMetadata:
+class BatchMetadata(NamedTuple):
     """One of a producer's recent batches: its last sequence and offset, and how far
-    back its first ones are (``offset_delta`` = lastOffset - firstOffset)."""
+    back its first ones are (``offset_delta`` = lastOffset - firstOffset). A NamedTuple:
+    recovery makes one per batch."""
 
     last_seq: int
     last_offset: int
