@@ -15,6 +15,7 @@ from . import (
     bench_decode,
     bench_memory,
     bench_recover,
+    bench_scan,
     bench_verify,
 )
 from .harness import (
@@ -29,7 +30,10 @@ from .harness import (
 )
 from .workload import RecordShape, parse_size
 
-MODULES = [bench_verify, bench_decode, bench_append, bench_recover, bench_conformance, bench_memory]
+MODULES = [
+    bench_verify, bench_decode, bench_append, bench_recover, bench_conformance, bench_memory,
+    bench_scan,
+]  # fmt: skip
 DEFAULT_SIZE = "512MiB"
 DEFAULT_MEMORY_SIZE = "2GiB"
 QUICK_SIZE = "4MiB"

@@ -37,7 +37,8 @@ def quick_run(tmp_path_factory):
 def test_lists_the_seven_deliverables_figures(quick_run):
     names = quick_run[0]
     for prefix in ("verify-16k", "verify-1k", "decode-none", "append", "recover",
-                   "conformance", "memory-verify", "memory-dump", "memory-recover"):  # fmt: skip
+                   "conformance", "memory-verify", "memory-dump", "memory-recover",
+                   "scan-scaling", "scan-vs-verify"):  # fmt: skip
         assert prefix in names
     assert {"decode-gzip", "decode-snappy", "decode-lz4", "decode-zstd"} <= set(names)
 
@@ -84,3 +85,19 @@ def test_markdown_table_has_a_row_per_figure(quick_run):
     ).stdout  # fmt: skip
     rows = [line for line in table.splitlines() if line.startswith("| `")]
     assert [row.split("`")[1] for row in rows] == names
+
+
+def test_quick_scan_figures_time_every_side_or_say_why_not(quick_run):
+    """The scan figures run Spark (local[1], local[2]) and verify on the same tree; a quick
+    run's tree is too small for the scaling target, so nothing is judged."""
+    out = quick_run[2]
+    for name in ("scan-scaling", "scan-vs-verify", "scan-scaling-1k", "scan-vs-verify-1k"):
+        data = json.loads((out / f"{name}.json").read_text())
+        if data["status"] == "SKIP":  # no pyspark or no Java here
+            assert data["note"], name
+            continue
+        assert data["status"] == "INFO", name
+        details = data["details"]
+        assert set(details["wall_seconds"]) == {"local[1]", "local[2]", "verify"}
+        assert details["bytes"] >= 2 * data["run"]["size_bytes"]
+        assert details["segments"] == 32 and details["partitions"] == 8
