@@ -103,12 +103,15 @@ def check_segments(
     spark, units: list[SegmentFiles], *, deep: bool = False, max_message_bytes: int | None = None
 ) -> dict[SegmentFiles, SegmentResult]:
     """``verify_segment`` on every unit, as Spark tasks: units dealt into groups of about
-    equal bytes (a few per core; a group per 128 MiB when there are more), biggest first."""
+    equal bytes (a few per core; a group per 128 MiB when there are more, rounded up to a
+    multiple of the cores), biggest first."""
     if not units:
         return {}
     sizes = [_size(u.log) + DEFAULT_OPEN_COST for u in units]
     cores = spark.sparkContext.defaultParallelism
-    groups = deal(units, sizes, max(cores * 2, -(-sum(sizes) // DEFAULT_SPLIT_SIZE)))
+    wanted = max(cores * 2, -(-sum(sizes) // DEFAULT_SPLIT_SIZE))
+    # a multiple of the cores, so the last round of tasks keeps every core busy
+    groups = deal(units, sizes, -(-wanted // cores) * cores)
     check = partial(_check_group, deep=deep, max_message_bytes=max_message_bytes)
     pairs = spark.sparkContext.parallelize(groups, len(groups)).flatMap(check).collect()
     return dict(pairs)
