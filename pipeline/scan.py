@@ -26,8 +26,12 @@ from reference_impl.verify import Finding, Severity
 from reference_impl.verify_run import LogDirPlan, VerifyStats, discover, verify_plan
 from reference_impl.verify_segment import SegmentFiles, SegmentResult, verify_segment
 
-from .splits import DEFAULT_OPEN_COST, DEFAULT_SPLIT_SIZE, deal
+from .splits import DEFAULT_OPEN_COST, deal
 from .storage import filesystem
+
+# Verify reads about 2 GB/s per core and a Spark task costs about 25 ms: a task per
+# 512 MiB keeps that cost near a tenth of the work (benchmarks/README.md, scan-scaling).
+SCAN_GROUP_BYTES = 512 * 1024 * 1024
 
 SEGMENT_COLUMNS = [
     ("log_dir", "string", "the log directory (null for a partition outside one)"),
@@ -103,13 +107,13 @@ def check_segments(
     spark, units: list[SegmentFiles], *, deep: bool = False, max_message_bytes: int | None = None
 ) -> dict[SegmentFiles, SegmentResult]:
     """``verify_segment`` on every unit, as Spark tasks: units dealt into groups of about
-    equal bytes (a few per core; a group per 128 MiB when there are more, rounded up to a
+    equal bytes (two per core; a group per 512 MiB when there are more, rounded up to a
     multiple of the cores), biggest first."""
     if not units:
         return {}
     sizes = [_size(u.log) + DEFAULT_OPEN_COST for u in units]
     cores = spark.sparkContext.defaultParallelism
-    wanted = max(cores * 2, -(-sum(sizes) // DEFAULT_SPLIT_SIZE))
+    wanted = max(cores * 2, -(-sum(sizes) // SCAN_GROUP_BYTES))
     # a multiple of the cores, so the last round of tasks keeps every core busy
     groups = deal(units, sizes, -(-wanted // cores) * cores)
     check = partial(_check_group, deep=deep, max_message_bytes=max_message_bytes)
