@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from .errors import CorruptSnapshotError
 from .records.checksums import crc32c
+from .records.record import decrement_sequence
 
 SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entryCount
 SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")
@@ -31,7 +32,6 @@ SNAPSHOT_ENTRY_SIZE = SNAPSHOT_ENTRY.size  # 46
 PRODUCER_SNAPSHOT_VERSION = 1
 CRC_OFFSET = 2
 PRODUCER_ENTRIES_OFFSET = 6  # the CRC covers [6, EOF): the entry count and the entries
-INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,9 +65,7 @@ class ProducerSnapshotEntry:
         """BatchMetadata.firstSeq: lastSequence - offsetDelta, wrapping below 0 to Int.MAX."""
         if not self.has_batch_metadata:
             return None
-        if self.last_sequence < self.offset_delta:
-            return INT32_MAX - (self.offset_delta - self.last_sequence) + 1
-        return self.last_sequence - self.offset_delta
+        return decrement_sequence(self.last_sequence, self.offset_delta)
 
 
 def read_snapshot(data: bytes, *, file: str | None = None) -> list[ProducerSnapshotEntry]:

@@ -27,18 +27,12 @@ from .errors import Category, LogOperationError
 from .log_validator import AppendOrigin
 from .producer_snapshot import ProducerSnapshotEntry
 from .records.control import ControlRecordType, parse_end_txn_marker
+from .records.record import decrement_sequence
 
 NUM_BATCHES_TO_RETAIN = 5  # PSTATE-2: Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 INT32_MAX = 2**31 - 1
-
-
-def decrement_sequence(sequence: int, decrement: int) -> int:
-    """DefaultRecordBatch.decrementSequence: sequences wrap from Int.MAX to 0."""
-    if sequence < decrement:
-        return INT32_MAX - (decrement - sequence) + 1
-    return sequence - decrement
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:

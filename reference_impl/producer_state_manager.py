@@ -66,9 +66,6 @@ class ProducerStateManager:
     def last_entry(self, producer_id: int) -> ProducerStateEntry | None:
         return self.producers.get(producer_id)
 
-    def first_undecided_offset(self) -> int | None:
-        return min(self.ongoing_txns, default=None)
-
     def first_unstable_offset(self) -> int | None:
         """TXN-B-7: the first offset of the earliest transaction not yet decided or not yet
         replicated."""
@@ -147,24 +144,16 @@ class ProducerStateManager:
 
     # --- expiration ---
     def _is_expired(self, now: int, entry: ProducerStateEntry) -> bool:
+        """PSTATE-10: idle for ``producer.id.expiration.ms`` with no transaction open. Only a
+        snapshot load applies it: Kafka's periodic expiration is not modelled."""
         return (
             entry.current_txn_first_offset is None
             and now - entry.last_timestamp >= self.producer_id_expiration_ms
         )
 
-    def remove_expired_producers(self, now: int) -> None:
-        """PSTATE-10: producers idle for ``producer.id.expiration.ms`` with no transaction
-        in progress are forgotten."""
-        for producer_id, entry in list(self.producers.items()):
-            if self._is_expired(now, entry):
-                del self.producers[producer_id]
-
-    # --- snapshots (PSNAP) ---
+    # --- snapshots (SNAP-B) ---
     def latest_snapshot_offset(self) -> int | None:
         return max(self.snapshots, default=None)
-
-    def oldest_snapshot_offset(self) -> int | None:
-        return min(self.snapshots, default=None)
 
     def take_snapshot(self, sync: bool = True) -> Path | None:
         """SNAP-B-1: write ``<map end offset>.snapshot`` if the state moved past the last
@@ -240,10 +229,6 @@ class ProducerStateManager:
             self._remove_and_delete_snapshot(snapshot_offset)
         self.last_snap_offset = 0
         self.last_map_offset = offset
-
-    def delete_snapshots_before(self, offset: int) -> None:
-        for snapshot_offset in [o for o in self.snapshots if o < offset]:
-            self._remove_and_delete_snapshot(snapshot_offset)
 
     def remove_and_mark_snapshot_for_deletion(self, offset: int) -> Path | None:
         """SNAP-B-8: a deleted segment's snapshot is renamed ``.deleted``, to go with it."""

@@ -22,7 +22,14 @@ from .control import (
     parse_end_txn_marker,
 )
 from .legacy import LegacyBatch, build_legacy_message_set
-from .record import Header, Record, SimpleRecord, TimestampType, increment_sequence
+from .record import (
+    Header,
+    Record,
+    SimpleRecord,
+    TimestampType,
+    decrement_sequence,
+    increment_sequence,
+)
 from .stream import Batch, BatchScanner, iter_batches, iter_file_batches, read_batch
 
 __all__ = [
@@ -45,6 +52,7 @@ __all__ = [
     "compress",
     "decompress",
     "encode_record",
+    "decrement_sequence",
     "increment_sequence",
     "iter_batches",
     "iter_file_batches",

@@ -77,3 +77,14 @@ def increment_sequence(sequence: int, increment: int) -> int:
     if sequence > INT32_MAX - increment:
         return increment - (INT32_MAX - sequence) - 1
     return sequence + increment
+
+
+def decrement_sequence(sequence: int, decrement: int) -> int:
+    """The inverse of ``increment_sequence``: below 0 wraps to Int.MAX.
+
+    >>> decrement_sequence(0, 2)
+    2147483646
+    """
+    if sequence < decrement:
+        return INT32_MAX - (decrement - sequence) + 1
+    return sequence - decrement
