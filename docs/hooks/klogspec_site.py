@@ -7,6 +7,7 @@
   absent), the JSON Schemas of the conformance protocol and the example segment file.
 * ``on_page_markdown``: repository-relative links made site-relative, requirement anchors on
   the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+* ``on_post_build``: the search index and worker taught requirement IDs (site_search.py).
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ for path in (str(HOOKS), str(REPO)):
 
 import gallery  # noqa: E402
 import generated  # noqa: E402
+import site_search  # noqa: E402
 import spec_pages  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.klogspec")
@@ -78,6 +80,7 @@ def on_files(files: Files, config) -> Files:
         for f in files
     }
     _state["site_files"] = {f.src_uri for f in files}
+    _state["urls"] = {f.src_uri: f.url for f in files if f.src_uri.endswith(".md")}
     return files
 
 
@@ -135,6 +138,21 @@ def on_page_content(html: str, page, config, files) -> str:
         if target is not None:
             urls[rid] = target.url
     return spec_pages.link_citations_html(html, page.url, urls)
+
+
+def on_post_build(config) -> None:
+    """Search: an entry per requirement at its anchor, and the worker's query lexer taught
+    to keep an ID whole (site_search.py). Runs after material's search plugin wrote the
+    index (hooks come after plugins)."""
+    site = Path(config.site_dir)
+    index = site / "search" / "search_index.json"
+    if not index.is_file():
+        return
+    entries = site_search.requirement_entries(_state["requirements"], _state["urls"])
+    added = site_search.add_entries(index, entries)
+    if not site_search.patch_worker(site):
+        log.warning("material's search worker was not found: rule IDs will not search well")
+    log.info("search: %d requirement entries added", added)
 
 
 def _transcript() -> str:
