@@ -46,6 +46,7 @@ def on_config(config):
             nav[i] = {"Specification": spec_pages.spec_nav(REPO)}
     _state["requirements"] = spec_pages.load_requirements(REPO)
     _state["pages_by_id"] = {r.id: r.site_page for r in _state["requirements"]}
+    _state["sources"] = spec_pages.source_urls(_state["requirements"])
     return config
 
 
@@ -96,7 +97,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown, _state["repo_paths"][src], src, _state["docs"], _state["site_files"]
     )
     if src.startswith("spec/"):
-        markdown = spec_pages.anchor_requirements(markdown)
+        markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
     if TRANSCRIPT_MARKER in markdown:
         markdown = markdown.replace(TRANSCRIPT_MARKER, _transcript())
     if OPS_MARKER in markdown:
@@ -129,7 +130,9 @@ def _spec_file(repo_path: str, config) -> File:
 
 
 def on_page_content(html: str, page, config, files) -> str:
-    """Docstrings are rendered after ``on_page_markdown``: link their cited IDs here."""
+    """Lower-case aliases of the requirement anchors; docstrings are rendered after
+    ``on_page_markdown``: link their cited IDs here."""
+    html = spec_pages.add_case_aliases(html, set(_state["pages_by_id"]))
     if not page.file.src_uri.startswith("api/"):
         return html
     urls = {}

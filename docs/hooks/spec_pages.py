@@ -55,6 +55,18 @@ def load_requirements(repo: Path) -> list[Requirement]:
     ]
 
 
+def source_urls(requirements: list[Requirement]) -> dict[str, str]:
+    """Requirement ID -> the URL of its Kafka source file at the cited commit (rules of this
+    project, whose source starts with ``kafka-log-spec``, have none)."""
+    from conformance.traceability import kafka_source_url
+
+    return {
+        r.id: kafka_source_url(r.source)
+        for r in requirements
+        if r.source and not r.source.startswith("kafka-log-spec")
+    }
+
+
 def spec_markdown_files(repo: Path) -> list[str]:
     """Repository-relative paths of the spec pages, ``spec/README.md`` first."""
     spec = repo / "spec"
@@ -154,9 +166,11 @@ def _outside_code(markdown: str, transform, *, skip_headings: bool = False) -> s
     return "".join(out)
 
 
-def anchor_requirements(markdown: str) -> str:
+def anchor_requirements(markdown: str, sources: dict[str, str] | None = None) -> str:
     """``- **ROLL-3** MUST:`` -> an item whose bold ID carries ``id="ROLL-3"`` and links to
-    itself."""
+    itself; with ``sources`` (ID -> URL of its Kafka source), the item ends with a link to
+    that file."""
+    sources = sources or {}
 
     def anchor(m: re.Match) -> str:
         rid = m.group("id")
@@ -165,7 +179,44 @@ def anchor_requirements(markdown: str) -> str:
             f'title="Permalink to {rid}"><strong>{rid}</strong></a>{m.group("rest")}'
         )
 
-    return _outside_code(markdown, lambda text: REQUIREMENT_LINE.sub(anchor, text))
+    def source_link(m: re.Match) -> str:
+        url = sources.get(m.group("id"))
+        if not url:
+            return m.group(0)
+        name = url.rsplit("/", 1)[-1]
+        return (
+            f'{m.group(0).rstrip()} <a class="klog-src" href="{url}" '
+            f'title="Kafka source: {url.split("/", 7)[-1]}">{name}</a>'
+        )
+
+    def transform(text: str) -> str:
+        if sources:
+            text = REQUIREMENT_ITEM.sub(source_link, text)
+        return REQUIREMENT_LINE.sub(anchor, text)
+
+    return _outside_code(markdown, transform)
+
+
+# a whole requirement item: its line and the indented lines that continue it
+REQUIREMENT_ITEM = re.compile(
+    rf"^(?:\s*(?:[-*+]\s+|\d+\.\s+)?)\*\*(?P<id>{ID_RE})\*\*\s+(?:MUST|SHOULD|MAY)\b.*"
+    r"(?:\n(?![ \t]*(?:[-*+]\s|\d+\.\s|\n|$))[ \t]+\S.*)*",
+    re.M,
+)
+
+
+def add_case_aliases(html_text: str, ids: set[str]) -> str:
+    """Before every element with a requirement's ID (``id="ROLL-3"``), an empty element with
+    the lower-case ID (``#roll-3``) that site.js sends on to it; other cases are found by
+    site.js alone."""
+
+    def alias(m: re.Match) -> str:
+        rid = m.group("id")
+        if rid not in ids or rid.lower() == rid:
+            return m.group(0)
+        return f'<span id="{rid.lower()}" class="klog-alias" data-for="{rid}"></span>{m.group(0)}'
+
+    return re.sub(r'<(?:a|span)\b[^>]*?\bid="(?P<id>[^"]+)"', alias, html_text)
 
 
 def link_citations(markdown: str, page_site_path: str, pages_by_id: dict[str, str]) -> str:
