@@ -5,8 +5,8 @@
   (format gallery, CLI reference, benchmarks, the requirement table when
   ``docs/requirements.md`` is absent, a pipeline placeholder when ``docs/pipeline.md`` is
   absent), the JSON Schemas of the conformance protocol and the example segment file.
-* ``on_page_markdown``: repository-relative links made site-relative, requirement anchors on
-  the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+* ``on_page_markdown``: links whose text is a file name get the page's title instead,
+  repository-relative links made site-relative, requirement anchors on the spec pages, citations of requirement IDs linked to them, the protocol transcript.
 * ``on_post_build``: the search index and worker taught requirement IDs (site_search.py).
 """
 
@@ -93,6 +93,13 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
     if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
+    markdown = spec_pages.title_links(
+        markdown,
+        _state["repo_paths"][src],
+        _state["docs"],
+        _state["site_files"],
+        lambda site_path: _page_markdown(files, site_path),
+    )
     markdown = spec_pages.rewrite_links(
         markdown, _state["repo_paths"][src], src, _state["docs"], _state["site_files"]
     )
@@ -107,6 +114,16 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if not src.startswith("api/"):
         markdown = spec_pages.link_citations(markdown, src, _state["pages_by_id"])
     return markdown
+
+
+def _page_markdown(files: Files, site_path: str) -> str | None:
+    file = files.get_file_from_path(site_path)
+    if file is None or not site_path.endswith(".md"):
+        return None
+    try:
+        return file.content_string
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _spec_file(repo_path: str, config) -> File:

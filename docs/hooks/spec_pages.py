@@ -28,7 +28,11 @@ REQUIREMENT_LINE = re.compile(
 FENCE = re.compile(r"^(\s*)(`{3,}|~{3,})")
 # inline code, links/images (text and target), raw HTML tags, autolinks: never touched
 PROTECTED = re.compile(r"`+[^`]*`+|!?\[[^\]]*\]\([^)]*\)|<a\b[^>]*>.*?</a>|<[^>\n]+>")
-MD_LINK = re.compile(r"(?P<pre>!?\[[^\]]*\]\()(?P<target>[^)\s]+)(?P<post>(?:\s+\"[^\"]*\")?\))")
+# a link's text has no brackets and no blank line (``[69, 138)`` two paragraphs before a link
+# is not its start)
+MD_LINK = re.compile(
+    r"(?P<pre>!?\[(?:[^\[\]\n]|\n(?![ \t]*\n))*\]\()(?P<target>[^)\s]+)(?P<post>(?:\s+\"[^\"]*\")?\))"
+)
 
 # Where repository paths land in the site (None: not in the site).
 REQUIREMENTS_YAML = "spec/requirements.yaml"
@@ -111,6 +115,15 @@ def site_path_of(repo_path: str, docs_dir: str, site_files: set[str]) -> str | N
     return candidate if candidate in site_files else None
 
 
+def _repo_target(target: str, page_repo_path: str) -> tuple[str, str] | None:
+    """A relative link's repository path and fragment, or None for an absolute link, a URL or
+    a bare fragment."""
+    if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith(("#", "/")):
+        return None
+    path, _, anchor = target.partition("#")
+    return posixpath.normpath(posixpath.join(posixpath.dirname(page_repo_path), path)), anchor
+
+
 def rewrite_links(
     markdown: str, page_repo_path: str, page_site_path: str, docs_dir: str, site_files: set[str]
 ) -> str:
@@ -118,11 +131,11 @@ def rewrite_links(
     at the same file in the site; links to repository files outside the site become code."""
 
     def fix(m: re.Match) -> str:
-        target = m.group("target")
-        if re.match(r"^[a-z][a-z0-9+.-]*:", target, re.I) or target.startswith(("#", "/")):
+        resolved = _repo_target(m.group("target"), page_repo_path)
+        if resolved is None:
             return m.group(0)
-        path, _, anchor = target.partition("#")
-        repo_path = posixpath.normpath(posixpath.join(posixpath.dirname(page_repo_path), path))
+        repo_path, anchor = resolved
+        path = m.group("target").partition("#")[0]
         site = site_path_of(repo_path, docs_dir, site_files)
         if site is None:
             if path.endswith(".md") or path.endswith(".yaml"):
@@ -132,6 +145,129 @@ def rewrite_links(
             return m.group(0)
         rel = posixpath.relpath(site, posixpath.dirname(page_site_path) or ".")
         return f"{m.group('pre')}{rel}{'#' + anchor if anchor else ''}{m.group('post')}"
+
+    return _outside_code(markdown, lambda text: MD_LINK.sub(fix, text))
+
+
+# --- link text: page and section titles, not file names -------------------------------------
+
+# a link text that is only a file name, maybe with a section or table: `log-file.md`,
+# `behaviour/model.md §5`, `model.md Table 2`
+FILE_NAME_TEXT = re.compile(
+    r"^`?(?:[\w.-]+/)*[\w.-]+\.md`?(?:\s+(?:§\s*(?P<section>\d+)(?:\.\d+)*|Table\s+(?P<table>\d+)))?$"
+)
+HEADING = re.compile(
+    r"^(?P<hashes>#{1,6})\s+(?P<text>.+?)(?:\s*\{\s*#(?P<id>[\w-]+)\s*\})?\s*#*\s*$"
+)
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str  # markdown, as written
+    slug: str
+
+    @property
+    def number(self) -> str | None:
+        m = re.match(r"^(\d+(?:\.\d+)*)\.?\s", self.text)
+        return m.group(1) if m else None
+
+    @property
+    def name(self) -> str:
+        """The heading without its section number."""
+        return re.sub(r"^\d+(?:\.\d+)*\.?\s+", "", self.text)
+
+
+def headings(markdown: str) -> list[Heading]:
+    """The headings of a page (outside code fences), with the anchors the toc extension gives
+    them."""
+    from markdown.extensions.toc import slugify
+
+    found: list[Heading] = []
+    fence = None
+    front_matter = markdown.startswith("---\n")
+    for i, line in enumerate(markdown.splitlines()):
+        if front_matter:
+            front_matter = not (i > 0 and line.strip() == "---")
+            continue
+        m = FENCE.match(line)
+        if m:
+            if fence is None:
+                fence = m.group(2)[0]
+            elif m.group(2).startswith(fence):
+                fence = None
+            continue
+        h = HEADING.match(line) if fence is None else None
+        if h:
+            plain = re.sub(r"<[^>]+>|[`*_]", "", h.group("text"))
+            found.append(
+                Heading(
+                    len(h.group("hashes")), h.group("text"), h.group("id") or slugify(plain, "-")
+                )
+            )
+    return found
+
+
+def title_of(markdown: str) -> str | None:
+    """A page's title: its first level-1 heading (markdown, as written)."""
+    return next((h.text for h in headings(markdown) if h.level == 1), None)
+
+
+def link_text_for(page_title: str, page_headings: list[Heading], anchor: str, text: str) -> str:
+    """The text a link whose text was the file name ``text`` gets: the page's title, and the
+    section the link points at or names (``§5``), or the table it names."""
+    m = FILE_NAME_TEXT.match(" ".join(text.split()))
+    section = None
+    if anchor:
+        section = next((h for h in page_headings if h.slug == anchor and h.level > 1), None)
+        if section is None and re.fullmatch(ID_RE, anchor):
+            return f"{page_title}, {anchor}"
+    if section is None and m and m.group("section"):
+        section = next((h for h in page_headings if h.number == m.group("section")), None)
+    if m and m.group("table"):
+        return f"{page_title}, Table {m.group('table')}"
+    if section is not None:
+        number = f"§{section.number} " if section.number else ""
+        return f"{page_title}, {number}{section.name}"
+    return page_title
+
+
+def title_links(
+    markdown: str,
+    page_repo_path: str,
+    docs_dir: str,
+    site_files: set[str],
+    page_markdown,
+) -> str:
+    """Links whose text is a file name (``[model.md §5](model.md#5-error-codes)``) get the
+    target page's title, and section title, as their text. ``page_markdown(site_path)`` gives
+    a page's markdown (None when unknown); run before ``rewrite_links``."""
+    cache: dict[str, tuple[str, list[Heading]] | None] = {}
+
+    def page_info(site: str):
+        if site not in cache:
+            text = page_markdown(site)
+            title = title_of(text) if text else None
+            cache[site] = (title, headings(text)) if title else None
+        return cache[site]
+
+    def fix(m: re.Match) -> str:
+        pre = m.group("pre")
+        if pre.startswith("!"):
+            return m.group(0)
+        text = pre[1:-2]
+        if not FILE_NAME_TEXT.match(" ".join(text.split())):
+            return m.group(0)
+        resolved = _repo_target(m.group("target"), page_repo_path)
+        if resolved is None:
+            return m.group(0)
+        repo_path, anchor = resolved
+        site = site_path_of(repo_path, docs_dir, site_files)
+        info = page_info(site) if site else None
+        if info is None:
+            return m.group(0)
+        new_text = link_text_for(info[0], info[1], anchor, text)
+        return f"[{new_text}]({m.group('target')}{m.group('post')}"
 
     return _outside_code(markdown, lambda text: MD_LINK.sub(fix, text))
 
