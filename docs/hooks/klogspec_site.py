@@ -7,12 +7,14 @@
   absent), the JSON Schemas of the conformance protocol and the example segment file.
 * ``on_page_markdown``: links whose text is a file name get the page's title instead,
   repository-relative links made site-relative, requirement anchors on the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+  Last, the diagrams a page asks for (``<!-- klogspec:diagram NAME -->``, diagrams.py).
 * ``on_post_build``: the search index and worker taught requirement IDs (site_search.py).
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 import sys
 from pathlib import Path
 
@@ -24,6 +26,7 @@ for path in (str(HOOKS), str(REPO)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import diagrams  # noqa: E402
 import gallery  # noqa: E402
 import generated  # noqa: E402
 import site_search  # noqa: E402
@@ -113,7 +116,28 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace(FEATURES_MARKER, generated.features_table())
     if not src.startswith("api/"):
         markdown = spec_pages.link_citations(markdown, src, _state["pages_by_id"])
+    if diagrams.MARKER.search(markdown):  # last: nothing above may touch the SVG
+        links = diagrams.Links(
+            lambda target, anchor: _href(page, files, target, anchor),
+            _state["pages_by_id"],
+            markdown,
+        )
+        rules = {r.id: r.rule for r in _state["requirements"]}
+        markdown = diagrams.replace_markers(markdown, REPO, links, rules)
     return markdown
+
+
+def _href(page, files: Files, target: str, anchor: str) -> str:
+    """The URL of page ``target`` (a src_uri) and ``anchor``, relative to ``page``."""
+    fragment = f"#{anchor}" if anchor else ""
+    if not target or target == page.file.src_uri:
+        return fragment or "./"
+    file = files.get_file_from_path(target)
+    if file is None:
+        raise ValueError(f"{page.file.src_uri}: a diagram links to {target}, not in the site")
+    here = page.file.url.rstrip("/") or "."
+    there = file.url.rstrip("/") or "."
+    return posixpath.relpath(there, here) + "/" + fragment
 
 
 def _page_markdown(files: Files, site_path: str) -> str | None:
