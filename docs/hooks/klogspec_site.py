@@ -29,6 +29,7 @@ for path in (str(HOOKS), str(REPO)):
 import diagrams  # noqa: E402
 import gallery  # noqa: E402
 import generated  # noqa: E402
+import kafka_tests  # noqa: E402
 import site_search  # noqa: E402
 import spec_pages  # noqa: E402
 
@@ -89,13 +90,15 @@ def on_files(files: Files, config) -> Files:
 
 
 # pages of wide tables, and single pages whose sidebar would list only themselves
-NO_SIDEBAR = {"kafka-test-map.md", "requirements.md", "pipeline.md"}
+NO_SIDEBAR = {kafka_tests.PAGE, "requirements.md", "pipeline.md"}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
     if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
+    if src == kafka_tests.PAGE:
+        page.meta["hide"] = ["navigation", "toc"]  # its tables need the width
     markdown = spec_pages.title_links(
         markdown,
         _state["repo_paths"][src],
@@ -106,6 +109,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     markdown = spec_pages.rewrite_links(
         markdown, _state["repo_paths"][src], src, _state["docs"], _state["site_files"]
     )
+    if src == kafka_tests.PAGE:
+        markdown = kafka_tests.add_our_tests(markdown, REPO)
     if src.startswith("spec/"):
         markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
     if TRANSCRIPT_MARKER in markdown:

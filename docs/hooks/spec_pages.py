@@ -5,8 +5,8 @@
   ``/spec/behaviour/roll/#ROLL-3`` is stable, and a permalink on its bold ID.
 * A requirement ID cited in prose or tables, on any page, links to its definition.
 * A relative link is resolved against the file's place in the *repository* (as on GitHub),
-  then made relative to the page's place in the *site*: ``../spec/behaviour/kafka-tests.md``
-  from ``docs/kafka-test-map.md`` works in both. ``spec/requirements.yaml`` leads to the
+  then made relative to the page's place in the *site*: ``../spec/README.md`` from
+  ``docs/quickstart.md`` works in both. ``spec/requirements.yaml`` leads to the
   requirement table.
 """
 
