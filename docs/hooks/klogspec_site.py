@@ -30,6 +30,7 @@ import diagrams  # noqa: E402
 import gallery  # noqa: E402
 import generated  # noqa: E402
 import kafka_tests  # noqa: E402
+import python_api  # noqa: E402
 import site_search  # noqa: E402
 import spec_pages  # noqa: E402
 
@@ -97,6 +98,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
     if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
+    if python_api.has_marker(markdown):
+        markdown = python_api.replace_markers(markdown, REPO)
     if src == kafka_tests.PAGE:
         page.meta["hide"] = ["navigation", "toc"]  # its tables need the width
     markdown = spec_pages.title_links(
