@@ -34,6 +34,8 @@ import python_api  # noqa: E402
 import site_search  # noqa: E402
 import spec_pages  # noqa: E402
 
+from conformance.traceability import kafka_source_url  # noqa: E402
+
 log = logging.getLogger("mkdocs.hooks.klogspec")
 
 EXAMPLE_SEGMENT = f"assets/{gallery.EXAMPLE_BASE_OFFSET:020d}.log"
@@ -116,6 +118,7 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = kafka_tests.add_our_tests(markdown, REPO)
     if src.startswith("spec/"):
         markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
+        markdown = spec_pages.link_kafka_sources(markdown, kafka_source_url)
     if TRANSCRIPT_MARKER in markdown:
         markdown = markdown.replace(TRANSCRIPT_MARKER, _transcript())
     if OPS_MARKER in markdown:

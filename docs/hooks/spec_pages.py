@@ -59,6 +59,44 @@ def load_requirements(repo: Path) -> list[Requirement]:
     ]
 
 
+KAFKA_PATH = re.compile(r"^(?:[a-z][\w-]*/)+(?:[\w.-]+\.(?:java|scala|json))?$")
+SHORT_NAME = re.compile(r"^[A-Z]\w*\.(?:java|scala)$")
+
+
+def link_kafka_sources(markdown: str, url_of) -> str:
+    """In a page's ``Kafka source:`` paragraph, each Kafka path in code (``storage/src/...
+    /LogSegment.java``, a folder ending in ``/``) links to that file at the cited commit, and
+    so does a bare file name (``LocalLog.java``), resolved in the folder of the last path of
+    the same language before it. ``url_of(path)`` makes the URL (traceability's
+    ``kafka_source_url``)."""
+
+    def paragraph(m: re.Match) -> str:
+        folders: dict[str, str] = {}
+
+        def code(c: re.Match) -> str:
+            text = c.group(1)
+            if KAFKA_PATH.match(text) and "/src/" in text:
+                folder = text if text.endswith("/") else text.rsplit("/", 1)[0] + "/"
+                language = text.rsplit(".", 1)[-1] if not text.endswith("/") else None
+                for lang in (language,) if language else ("java", "scala"):
+                    if lang == "json":
+                        continue
+                    if language or folder.split("/src/main/", 1)[-1].startswith(lang):
+                        folders[lang] = folder
+                return f"[`{text}`]({url_of(text)})"
+            if SHORT_NAME.match(text):
+                folder = folders.get(text.rsplit(".", 1)[-1])
+                if folder:
+                    return f"[`{text}`]({url_of(folder + text)})"
+            return c.group(0)
+
+        return re.sub(r"`([^`\n]+)`", code, m.group(0))
+
+    return _outside_code(
+        markdown, lambda text: re.sub(r"^Kafka source:(?:.+\n?)+", paragraph, text, flags=re.M)
+    )
+
+
 def source_urls(requirements: list[Requirement]) -> dict[str, str]:
     """Requirement ID -> the URL of its Kafka source file at the cited commit (rules of this
     project, whose source starts with ``kafka-log-spec``, have none)."""
