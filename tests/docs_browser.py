@@ -145,6 +145,7 @@ class Page:
     def goto(self, url: str, timeout_s: float = 30.0) -> None:
         """Load ``url`` afresh (never a same-document jump to a fragment) and wait until the
         document is complete; the page's scripts may have changed its fragment since."""
+        self._send("Page.bringToFront")
         self._send("Page.navigate", {"url": "about:blank"})
         self.wait_for("location.href === 'about:blank'", timeout_s)
         self._send("Page.navigate", {"url": url})
@@ -174,6 +175,7 @@ class Page:
             time.sleep(0.1)
 
     def screenshot(self, path: Path, full_page: bool = False) -> Path:
+        self._send("Page.bringToFront")  # a tab in the background draws no frames
         params: dict = {"format": "png"}
         if full_page:
             params["captureBeyondViewport"] = True
@@ -183,6 +185,7 @@ class Page:
 
     def element_screenshot(self, selector: str, path: Path, margin: int = 8) -> Path:
         """A screenshot of the first element ``selector`` finds (scrolled into view)."""
+        self._send("Page.bringToFront")  # a tab in the background draws no frames
         box = self.evaluate(
             f"(() => {{ const e = document.querySelector({json.dumps(selector)});"
             " if (!e) return null; e.scrollIntoView({block: 'center'});"
