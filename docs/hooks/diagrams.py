@@ -603,74 +603,89 @@ def offset_index_lookup(links: Links) -> tuple[str, str]:
     return svg.render(y + 6, "fig-offset-index-lookup-caption"), caption
 
 
+@dataclass
+class Column:
+    """Boxes stacked down a column, each joined to the one above by an arrow."""
+
+    svg: Svg
+    x: float
+    w: float
+    links: Links
+    y: float = 10.0
+    gap: float = 22
+    boxes: int = 0
+
+    @property
+    def mid(self) -> float:
+        return self.x + self.w / 2
+
+    def row(self, items: list[tuple[str, str, str]], *, label: str = "", arrow: bool = True):
+        """Boxes (text, fill, rules) side by side below the last; (top, height)."""
+        if self.boxes and arrow:
+            _down(self.svg, self.mid, self.y - self.gap, self.y, label)
+        inner = 12
+        w = (self.w - inner * (len(items) - 1)) / len(items)
+        heights = [
+            _box(self.svg, self.x + i * (w + inner), self.y, w, text, fill, rules, self.links)
+            for i, (text, fill, rules) in enumerate(items)
+        ]
+        top, h = self.y, max(heights)
+        self.y += h + self.gap
+        self.boxes += 1
+        return top, h
+
+    def box(self, text: str, fill: str, rules: str = "", **kw):
+        return self.row([(text, fill, rules)], **kw)
+
+
+def _panel(svg: Svg, x, top, w, h, fill, title, notes, links: Links) -> None:
+    """A box of height ``h`` with a bold title and notes, each (text, rules)."""
+    svg.rect(x, top, w, h, fill)
+    y = top + 22
+    y += svg.text(x + 12, y, title, bold=True, cls="klog-text klog-on-fill") + 4
+    for text, rules in notes:
+        on = "klog-text klog-on-fill"
+        y += svg.text(x + 12, y, text, width=w - 24, size=SMALL, cls=on)
+        y += svg.text(x + 12, y, rule_links(rules, links), size=SMALL, cls=on) + 8
+
+
 def roll_decision(repo: Path, links: Links) -> tuple[str, str]:
     conditions = roll_conditions(repo)
     roll_step = next(s.number for s in append_steps(repo) if "ROLL-1" in s.rules)
     svg = Svg("fig-roll-decision", WIDTH, "When an append rolls")
-    col_x, col_w = 16, 390
+    col = Column(svg, 16, 390, links, gap=26)
     roll_x, roll_w = 470, 194
-    gap = 26
-    y = 10.0
-    y += (
-        _box(
-            svg,
-            col_x,
-            y,
-            col_w,
-            f"a set of batches that passed steps 1 to {roll_step - 1} of an append",
-            FILLS["step"],
-        )
-        + gap
-    )
-    _down(svg, col_x + col_w / 2, y - gap, y)
+    col.box(f"a set of batches that passed steps 1 to {roll_step - 1} of an append", FILLS["step"])
     boxes = []
-    for c in conditions:
-        h = _box(
-            svg, col_x, y, col_w, f"{c.number}. {c.condition}?", FILLS["decision"], c.rules, links
+    for i, c in enumerate(conditions):
+        top, h = col.box(
+            f"{c.number}. {c.condition}?", FILLS["decision"], c.rules, label="no" if i else ""
         )
-        boxes.append((y, h))
-        svg.line([(col_x + col_w + 2, y + h / 2), (roll_x - 4, y + h / 2)])
-        svg.text(col_x + col_w + 12, y + h / 2 - 6, "yes", size=SMALL, cls="klog-text klog-muted")
-        y += h + gap
-        _down(svg, col_x + col_w / 2, y - gap, y, "no")
-    write_y = y
-    write_h = _box(
-        svg,
-        col_x,
-        y,
-        col_w,
-        "write the set at the end of the active segment",
-        FILLS["good"],
-        "APPEND-22",
-        links,
+        boxes.append((top, h))
+        svg.line([(col.x + col.w + 2, top + h / 2), (roll_x - 4, top + h / 2)])
+        svg.text(col.x + col.w + 12, top + h / 2 - 6, "yes", size=SMALL, cls="klog-text klog-muted")
+    write_y, write_h = col.box(
+        "write the set at the end of the active segment", FILLS["good"], "APPEND-22", label="no"
     )
     top, bottom = boxes[0][0], boxes[-1][0] + boxes[-1][1]
-    svg.rect(roll_x, top, roll_w, bottom - top, FILLS["accent"])
-    ry = top + 22
-    ry += svg.text(roll_x + 12, ry, "roll first", bold=True, cls="klog-text klog-on-fill") + 4
-    for text, rules in (
-        ("any one condition is enough", "ROLL-1"),
-        ("the new segment's base offset is `max(roll_offset, LEO)`", "ROLL-11"),
-        ("the old segment gets its last time-index entry and is trimmed", "ROLL-17, ROLL-18"),
-        ("a new empty `.log` becomes the active segment", "ROLL-19"),
-    ):
-        ry += svg.text(
-            roll_x + 12, ry, text, width=roll_w - 24, size=SMALL, cls="klog-text klog-on-fill"
-        )
-        ry += (
-            svg.text(
-                roll_x + 12, ry, rule_links(rules, links), size=SMALL, cls="klog-text klog-on-fill"
-            )
-            + 8
-        )
-    mid = roll_x + roll_w / 2
-    svg.line(
-        [
-            (mid, bottom + 2),
-            (mid, write_y + write_h / 2),
-            (col_x + col_w + 4, write_y + write_h / 2),
-        ]
+    _panel(
+        svg,
+        roll_x,
+        top,
+        roll_w,
+        bottom - top,
+        FILLS["accent"],
+        "roll first",
+        (
+            ("any one condition is enough", "ROLL-1"),
+            ("the new segment's base offset is `max(roll_offset, LEO)`", "ROLL-11"),
+            ("the old segment gets its last time-index entry and is trimmed", "ROLL-17, ROLL-18"),
+            ("a new empty `.log` becomes the active segment", "ROLL-19"),
+        ),
+        links,
     )
+    mid, into = roll_x + roll_w / 2, write_y + write_h / 2
+    svg.line([(mid, bottom + 2), (mid, into), (col.x + col.w + 4, into)])
     svg.text(mid + 8, bottom + 18, "then", size=SMALL, cls="klog-text klog-muted")
     caption = (
         "The roll decision, drawn from the rows of Table 1 when this site was built: the "
@@ -680,82 +695,45 @@ def roll_decision(repo: Path, links: Links) -> tuple[str, str]:
 
 
 def append_path(repo: Path, links: Links, rule_text: str) -> tuple[str, str]:
-    steps = append_steps(repo)
     first_check, last_check = checked_steps(rule_text)
     svg = Svg("fig-append-path", WIDTH, "The steps of an append")
-    col_x, col_w = 24, 450
-    side_x, side_w = 530, 134
-    gap = 22
-    y = 10.0
-    y += (
-        _box(
-            svg,
-            col_x,
-            y,
-            col_w,
-            "`append_as_leader(records, leader_epoch)` or `append_as_follower(records)`",
-            FILLS["step"],
-        )
-        + gap
+    col = Column(svg, 24, 450, links)
+    col.box(
+        "`append_as_leader(records, leader_epoch)` or `append_as_follower(records)`", FILLS["step"]
     )
     by_number: dict[int, list[AppendStep]] = {}
-    for s in steps:
+    for s in append_steps(repo):
         by_number.setdefault(s.number, []).append(s)
-    group_top = group_bottom = None
-    for number in sorted(by_number):
-        parallel = by_number[number]
+    frame_top = frame_bottom = None
+    for number, parallel in sorted(by_number.items()):
         checking = first_check <= number <= last_check
-        if checking and group_top is None:
-            group_top = y - 10
-        _down(svg, col_x + col_w / 2, y - gap, y)
-        inner_gap = 12
-        w = (col_w - inner_gap * (len(parallel) - 1)) / len(parallel)
-        heights = [
-            _box(
-                svg,
-                col_x + i * (w + inner_gap),
-                y,
-                w,
-                f"{s.number}. {s.what}",
-                FILLS["check"] if checking else FILLS["good"],
-                s.rules,
-                links,
-            )
-            for i, s in enumerate(parallel)
-        ]
-        y += max(heights) + gap
-        if number == last_check:
-            group_bottom = y - gap + 10
-    if group_top is not None and group_bottom is not None:
+        fill = FILLS["check"] if checking else FILLS["good"]
+        top, h = col.row([(f"{s.number}. {s.what}", fill, s.rules) for s in parallel])
+        if checking:
+            frame_top = top - 10 if frame_top is None else frame_top
+            frame_bottom = top + h + 10
+    if frame_top is not None and frame_bottom is not None:
         svg.rect(
-            col_x - 10,
-            group_top,
-            col_w + 20,
-            group_bottom - group_top,
+            col.x - 10,
+            frame_top,
+            col.w + 20,
+            frame_bottom - frame_top,
             None,
             cls="klog-frame",
             dashed=True,
         )
-        mid = (group_top + group_bottom) / 2
-        svg.line([(col_x + col_w + 12, mid), (side_x - 4, mid)])
-        sh = 100
-        svg.rect(side_x, mid - sh / 2, side_w, sh, FILLS["bad"])
-        sy = mid - sh / 2 + 22
-        sy += svg.text(side_x + 12, sy, "refused", bold=True, cls="klog-text klog-on-fill")
-        sy += svg.text(
-            side_x + 12,
-            sy,
-            "with an error code; nothing has changed",
-            width=side_w - 24,
-            size=SMALL,
-            cls="klog-text klog-on-fill",
-        )
-        svg.text(
-            side_x + 12,
-            sy + 2,
-            rule_links("APPEND-1", links),
-            size=SMALL,
-            cls="klog-text klog-on-fill",
+        mid, side_x = (frame_top + frame_bottom) / 2, 530
+        svg.line([(col.x + col.w + 12, mid), (side_x - 4, mid)])
+        _panel(
+            svg,
+            side_x,
+            mid - 50,
+            134,
+            100,
+            FILLS["bad"],
+            "refused",
+            (("with an error code; nothing has changed", "APPEND-1"),),
+            links,
         )
     caption = (
         "The steps of an append, drawn from the rows of the table above when this site was "
@@ -763,7 +741,7 @@ def append_path(repo: Path, links: Links, rule_text: str) -> tuple[str, str]:
         "refused append changes nothing (APPEND-1); a step with two boxes differs between a "
         "leader and a follower."
     )
-    return svg.render(y - gap + 8, "fig-append-path-caption"), caption
+    return svg.render(col.y - col.gap + 8, "fig-append-path-caption"), caption
 
 
 def _section(links: Links, number: int) -> str:
@@ -778,139 +756,68 @@ def _section(links: Links, number: int) -> str:
 
 def recovery_flow(links: Links) -> tuple[str, str]:
     svg = Svg("fig-recovery-flow", WIDTH, "Loading a log, after a clean or an unclean shutdown")
-    col_x, col_w = 16, WIDTH - 32
-    gap = 22
-    y = 10.0
-    for number, text, rules in (
-        (
-            1,
-            "is `.kafka_cleanshutdown` at the log directory's root? Note it, then delete it",
-            "LOAD-1, LOAD-2",
-        ),
-        (
-            2,
-            "delete `.deleted` and `.cleaned` files; finish the replacements `.swap` files show",
-            "LOAD-6 to LOAD-10",
-        ),
-        (
-            3,
-            "open every `.log` as a segment, delete orphan indexes, recover a segment without an `.index` or with a bad `.txnindex`",
-            "LOAD-11 to LOAD-15",
-        ),
-    ):
-        if number > 1:
-            _down(svg, WIDTH / 2, y - gap, y)
-        y += (
-            _box(
-                svg,
-                col_x,
-                y,
-                col_w,
-                f"{_section(links, number)}: {text}",
-                FILLS["step"],
-                rules,
-                links,
-            )
-            + gap
-        )
-    lane_w = (col_w - 24) / 2
-    left_x, right_x = col_x, col_x + lane_w + 24
-    lx, rx = left_x + lane_w / 2, right_x + lane_w / 2
-    split = y - gap
-    y += 18
-    svg.line([(WIDTH / 2, split), (WIDTH / 2, split + 12), (lx, split + 12), (lx, y - 2)])
-    svg.line([(WIDTH / 2, split + 12), (rx, split + 12), (rx, y - 2)])
-    svg.text(
-        lx + 8, split + 30, "clean: the marker was there", size=SMALL, cls="klog-text klog-muted"
+    main = Column(svg, 16, WIDTH - 32, links)
+    step = FILLS["step"]
+    main.box(
+        f"{_section(links, 1)}: is `.kafka_cleanshutdown` at the log directory's root? Note it, then delete it",
+        step,
+        "LOAD-1, LOAD-2",
     )
-    svg.text(rx + 8, split + 30, "unclean: it was not", size=SMALL, cls="klog-text klog-muted")
-    ly = y
-    for i, (text, fill, rules) in enumerate(
-        (
-            ("trust every segment: no `.log` loses a byte", FILLS["good"], "LOAD-17"),
-            ("recovery point = the log end offset", FILLS["good"], "RECOV-8"),
-        )
-    ):
-        if i:
-            _down(svg, lx, ly - gap, ly)
-        ly += _box(svg, left_x, ly, lane_w, text, fill, rules, links) + gap
-    # the unclean lane: read from the recovery point until a batch fails
-    lane = right_x + 14, lane_w - 28  # room on both sides for the edges around the boxes
-    bx, bw = lane
-    ry = y
-    ry += (
-        _box(
-            svg,
-            bx,
-            ry,
-            bw,
-            f"{_section(links, 4)}: start at the segment holding the recovery point of `recovery-point-offset-checkpoint`",
-            FILLS["step"],
-            "RECOV-1, LOAD-4",
-            links,
-        )
-        + gap
+    main.box(
+        f"{_section(links, 2)}: delete `.deleted` and `.cleaned` files; finish the replacements `.swap` files show",
+        step,
+        "LOAD-6 to LOAD-10",
     )
-    _down(svg, rx, ry - gap, ry)
-    read_y = ry
-    read_h = _box(
-        svg,
-        bx,
-        ry,
-        bw,
-        "read its `.log` batch by batch; check each size and CRC",
-        FILLS["decision"],
-        "RECOV-2",
-        links,
+    main.box(
+        f"{_section(links, 3)}: open every `.log` as a segment, delete orphan indexes, recover a segment without an `.index` or with a bad `.txnindex`",
+        step,
+        "LOAD-11 to LOAD-15",
     )
-    ry += read_h + gap + 4
-    _down(svg, rx, ry - gap - 4, ry, "all valid")
-    valid_y = ry
-    valid_h = _box(
-        svg,
-        bx,
-        ry,
-        bw,
+    # two lanes: clean on the left, unclean on the right (narrower: edges pass beside it)
+    lane_w = (main.w - 24) / 2
+    split, start = main.y - main.gap, main.y + 18
+    clean = Column(svg, main.x, lane_w, links, y=start)
+    unclean = Column(svg, main.x + lane_w + 24 + 14, lane_w - 28, links, y=start)
+    for lane, label in ((clean, "clean: the marker was there"), (unclean, "unclean: it was not")):
+        svg.line(
+            [
+                (main.mid, split),
+                (main.mid, split + 12),
+                (lane.mid, split + 12),
+                (lane.mid, start - 2),
+            ]
+        )
+        svg.text(lane.mid + 8, split + 30, label, size=SMALL, cls="klog-text klog-muted")
+    clean.box("trust every segment: no `.log` loses a byte", FILLS["good"], "LOAD-17")
+    clean.box("recovery point = the log end offset", FILLS["good"], "RECOV-8")
+    unclean.box(
+        f"{_section(links, 4)}: start at the segment holding the recovery point of `recovery-point-offset-checkpoint`",
+        step,
+        "RECOV-1, LOAD-4",
+    )
+    read_y, read_h = unclean.box(
+        "read its `.log` batch by batch; check each size and CRC", FILLS["decision"], "RECOV-2"
+    )
+    unclean.y += 4
+    valid_y, valid_h = unclean.box(
         "rebuild its indexes; go on with the next segment",
         FILLS["good"],
         "RECOV-4",
-        links,
+        label="all valid",
     )
-    ry += valid_h + gap + 8
-    fail_y = ry
-    ry += (
-        _box(
-            svg,
-            bx,
-            ry,
-            bw,
-            "truncate the `.log` after the last valid batch; rebuild its indexes",
-            FILLS["bad"],
-            "RECOV-3, RECOV-4",
-            links,
-        )
-        + gap
+    unclean.y += 8
+    fail_y, _ = unclean.box(
+        "truncate the `.log` after the last valid batch; rebuild its indexes",
+        FILLS["bad"],
+        "RECOV-3, RECOV-4",
+        arrow=False,
     )
-    _down(svg, rx, ry - gap, ry)
-    ry += (
-        _box(svg, bx, ry, bw, "delete every later segment, unread", FILLS["bad"], "RECOV-5", links)
-        + gap
+    unclean.box("delete every later segment, unread", FILLS["bad"], "RECOV-5")
+    end_y, end_h = unclean.box(
+        "recovery point = min(checkpoint, log end offset)", FILLS["good"], "RECOV-9"
     )
-    _down(svg, rx, ry - gap, ry)
-    end_y = ry
-    end_h = _box(
-        svg,
-        bx,
-        ry,
-        bw,
-        "recovery point = min(checkpoint, log end offset)",
-        FILLS["good"],
-        "RECOV-9",
-        links,
-    )
-    ry += end_h + gap
     # next segment: back up on the right; none left: down on the right; a batch fails: the left
-    edge = bx + bw
+    edge, x = unclean.x + unclean.w, unclean.x
     svg.line(
         [
             (edge + 2, valid_y + 14),
@@ -937,32 +844,39 @@ def recovery_flow(links: Links) -> tuple[str, str]:
     )
     svg.line(
         [
-            (bx - 2, read_y + read_h - 10),
-            (bx - 10, read_y + read_h - 10),
-            (bx - 10, fail_y + 14),
-            (bx - 4, fail_y + 14),
+            (x - 2, read_y + read_h - 10),
+            (x - 10, read_y + read_h - 10),
+            (x - 10, fail_y + 14),
+            (x - 4, fail_y + 14),
         ]
     )
-    svg.text(bx + 4, fail_y - 6, "a batch fails", size=10, cls="klog-text klog-muted")
-    y = max(ly, ry) + 14
-    svg.line([(lx, ly - gap + 2), (lx, y - 12), (WIDTH / 2, y - 12), (WIDTH / 2, y - 2)])
-    svg.line([(rx, ry - gap + 2), (rx, y - 12), (WIDTH / 2, y - 12)], arrow=False)
-    y += _box(
-        svg,
-        col_x,
-        y,
-        col_w,
+    svg.text(x + 4, fail_y - 6, "a batch fails", size=10, cls="klog-text klog-muted")
+    main.y = max(clean.y, unclean.y) + 14
+    join = main.y - 12
+    svg.line(
+        [
+            (clean.mid, clean.y - clean.gap + 2),
+            (clean.mid, join),
+            (main.mid, join),
+            (main.mid, main.y - 2),
+        ]
+    )
+    svg.line(
+        [(unclean.mid, unclean.y - unclean.gap + 2), (unclean.mid, join), (main.mid, join)],
+        arrow=False,
+    )
+    main.box(
         f"{_section(links, 5)}: the log start offset, the log end offset and the leader epochs; then the producer state",
-        FILLS["step"],
+        step,
         "LOAD-18 to LOAD-24, SNAP-B-2",
-        links,
+        arrow=False,
     )
     caption = (
         "A load, by the sections of this page and the rules in them: after a clean shutdown "
         "the files are trusted; after a crash the segments from the recovery point on are read "
         "again, and the first damage ends the log."
     )
-    return svg.render(y + 8, "fig-recovery-flow-caption"), caption
+    return svg.render(main.y - main.gap + 8, "fig-recovery-flow-caption"), caption
 
 
 OUTCOMES = {
