@@ -745,10 +745,10 @@ def _search(page, server: str, query: str) -> list[list[list[str]]]:
 
 
 @needs_chromium
-@pytest.mark.parametrize("query", ["RECOV-14", "recov-14", "CKPT-B-8", "ROLL-3"])
+@pytest.mark.parametrize("query", ["RECOV-14", "recov-14", "CKPT-B-8", "ROLL-2"])
 def test_search_for_a_rule_id_lands_on_it(server, desktop, query):
     """The first hit of a rule ID is the rule itself at its anchor (not its page, not the
-    requirement table, not ROLL-30 for ROLL-3), and following it shows the rule."""
+    requirement table, not ROLL-20 for ROLL-2), and following it shows the rule."""
     results = _search(desktop, server, query)
     rid = query.upper()
     page_link, first_hit = results[0][0], results[0][1]
