@@ -32,9 +32,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=None,
         help="transport for in-process implementations",
     )
-    group.addoption("--klogspec-expected-failures", default=None, metavar="FILE")
-    group.addoption("--klogspec-only", action="append", default=[], metavar="ID")
-    group.addoption("--klogspec-timeout", type=float, default=10.0, metavar="SECONDS")
+    group.addoption(
+        "--klogspec-expected-failures",
+        default=None,
+        metavar="FILE",
+        help="an expected-failure file, as for klogspec conformance --expected-failures",
+    )
+    group.addoption(
+        "--klogspec-only",
+        action="append",
+        default=[],
+        metavar="ID",
+        help="run only these tests (IDs or globs), as klogspec conformance --only",
+    )
+    group.addoption(
+        "--klogspec-timeout",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="how long a testee may take to answer one request",
+    )
 
 
 def _impls(config: pytest.Config) -> list[tuple[str, str | None]]:

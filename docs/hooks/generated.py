@@ -301,6 +301,9 @@ def _run_text(run: dict) -> str:
     return ", ".join(parts) + (f"; {', '.join(machine)}" if machine else "")
 
 
+CHART_CHAR_W = 6.7  # px per character of the charts' 11 px monospace labels (generous)
+
+
 def bar_chart_svg(rows: list[tuple[str, float, float | None, str, str]], title: str) -> str:
     """Horizontal bars: (label, value, marker or None, colour, value text) per row; the
     marker (a target) is a vertical tick."""
@@ -318,13 +321,18 @@ def bar_chart_svg(rows: list[tuple[str, float, float | None, str, str]], title: 
     for i, (label, value, marker, color, text) in enumerate(rows):
         y = top + i * (bar_h + gap)
         w = max(1.0, abs(value) * scale)
+        text_x = label_w + w + 6
+        if marker:
+            tick = label_w + marker * scale
+            if text_x - 4 <= tick <= text_x + CHART_CHAR_W * len(text) + 4:
+                text_x = tick + 6  # the value after the target tick, never under it
         parts += [
             f"<g><title>{html.escape(label)}: {html.escape(text)}</title>",
             f'<text class="klog-tick" x="{label_w - 8}" y="{y + bar_h / 2 + 4}" '
             f'text-anchor="end">{html.escape(label)}</text>',
             f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3" '
             f'fill="{color}" stroke="#37474f"/>',
-            f'<text class="klog-tick" x="{label_w + w + 6:.1f}" y="{y + bar_h / 2 + 4}">'
+            f'<text class="klog-tick klog-value" x="{text_x:.1f}" y="{y + bar_h / 2 + 4}">'
             f"{html.escape(text)}</text>",
         ]
         if marker:

@@ -5,13 +5,16 @@
   (format gallery, CLI reference, benchmarks, the requirement table when
   ``docs/requirements.md`` is absent, a pipeline placeholder when ``docs/pipeline.md`` is
   absent), the JSON Schemas of the conformance protocol and the example segment file.
-* ``on_page_markdown``: repository-relative links made site-relative, requirement anchors on
-  the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+* ``on_page_markdown``: links whose text is a file name get the page's title instead,
+  repository-relative links made site-relative, requirement anchors on the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+  Last, the diagrams a page asks for (``<!-- klogspec:diagram NAME -->``, diagrams.py).
+* ``on_post_build``: the search index and worker taught requirement IDs (site_search.py).
 """
 
 from __future__ import annotations
 
 import logging
+import posixpath
 import sys
 from pathlib import Path
 
@@ -23,9 +26,15 @@ for path in (str(HOOKS), str(REPO)):
     if path not in sys.path:
         sys.path.insert(0, path)
 
+import diagrams  # noqa: E402
 import gallery  # noqa: E402
 import generated  # noqa: E402
+import kafka_tests  # noqa: E402
+import python_api  # noqa: E402
+import site_search  # noqa: E402
 import spec_pages  # noqa: E402
+
+from conformance.traceability import kafka_source_url  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.klogspec")
 
@@ -44,6 +53,7 @@ def on_config(config):
             nav[i] = {"Specification": spec_pages.spec_nav(REPO)}
     _state["requirements"] = spec_pages.load_requirements(REPO)
     _state["pages_by_id"] = {r.id: r.site_page for r in _state["requirements"]}
+    _state["sources"] = spec_pages.source_urls(_state["requirements"])
     return config
 
 
@@ -78,22 +88,37 @@ def on_files(files: Files, config) -> Files:
         for f in files
     }
     _state["site_files"] = {f.src_uri for f in files}
+    _state["urls"] = {f.src_uri: f.url for f in files if f.src_uri.endswith(".md")}
     return files
 
 
 # pages of wide tables, and single pages whose sidebar would list only themselves
-NO_SIDEBAR = {"kafka-test-map.md", "requirements.md", "pipeline.md"}
+NO_SIDEBAR = {kafka_tests.PAGE, "requirements.md", "pipeline.md"}
 
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
     if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
+    if python_api.has_marker(markdown):
+        markdown = python_api.replace_markers(markdown, REPO)
+    if src == kafka_tests.PAGE:
+        page.meta["hide"] = ["navigation", "toc"]  # its tables need the width
+    markdown = spec_pages.title_links(
+        markdown,
+        _state["repo_paths"][src],
+        _state["docs"],
+        _state["site_files"],
+        lambda site_path: _page_markdown(files, site_path),
+    )
     markdown = spec_pages.rewrite_links(
         markdown, _state["repo_paths"][src], src, _state["docs"], _state["site_files"]
     )
+    if src == kafka_tests.PAGE:
+        markdown = kafka_tests.add_our_tests(markdown, REPO)
     if src.startswith("spec/"):
-        markdown = spec_pages.anchor_requirements(markdown)
+        markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
+        markdown = spec_pages.link_kafka_sources(markdown, kafka_source_url)
     if TRANSCRIPT_MARKER in markdown:
         markdown = markdown.replace(TRANSCRIPT_MARKER, _transcript())
     if OPS_MARKER in markdown:
@@ -102,7 +127,38 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         markdown = markdown.replace(FEATURES_MARKER, generated.features_table())
     if not src.startswith("api/"):
         markdown = spec_pages.link_citations(markdown, src, _state["pages_by_id"])
+    if diagrams.MARKER.search(markdown):  # last: nothing above may touch the SVG
+        links = diagrams.Links(
+            lambda target, anchor: _href(page, files, target, anchor),
+            _state["pages_by_id"],
+            markdown,
+        )
+        rules = {r.id: r.rule for r in _state["requirements"]}
+        markdown = diagrams.replace_markers(markdown, REPO, links, rules)
     return markdown
+
+
+def _href(page, files: Files, target: str, anchor: str) -> str:
+    """The URL of page ``target`` (a src_uri) and ``anchor``, relative to ``page``."""
+    fragment = f"#{anchor}" if anchor else ""
+    if not target or target == page.file.src_uri:
+        return fragment or "./"
+    file = files.get_file_from_path(target)
+    if file is None:
+        raise ValueError(f"{page.file.src_uri}: a diagram links to {target}, not in the site")
+    here = page.file.url.rstrip("/") or "."
+    there = file.url.rstrip("/") or "."
+    return posixpath.relpath(there, here) + "/" + fragment
+
+
+def _page_markdown(files: Files, site_path: str) -> str | None:
+    file = files.get_file_from_path(site_path)
+    if file is None or not site_path.endswith(".md"):
+        return None
+    try:
+        return file.content_string
+    except (OSError, UnicodeDecodeError):
+        return None
 
 
 def _spec_file(repo_path: str, config) -> File:
@@ -126,7 +182,9 @@ def _spec_file(repo_path: str, config) -> File:
 
 
 def on_page_content(html: str, page, config, files) -> str:
-    """Docstrings are rendered after ``on_page_markdown``: link their cited IDs here."""
+    """Lower-case aliases of the requirement anchors; docstrings are rendered after
+    ``on_page_markdown``: link their cited IDs here."""
+    html = spec_pages.add_case_aliases(html, set(_state["pages_by_id"]))
     if not page.file.src_uri.startswith("api/"):
         return html
     urls = {}
@@ -135,6 +193,21 @@ def on_page_content(html: str, page, config, files) -> str:
         if target is not None:
             urls[rid] = target.url
     return spec_pages.link_citations_html(html, page.url, urls)
+
+
+def on_post_build(config) -> None:
+    """Search: an entry per requirement at its anchor, and the worker's query lexer taught
+    to keep an ID whole (site_search.py). Runs after material's search plugin wrote the
+    index (hooks come after plugins)."""
+    site = Path(config.site_dir)
+    index = site / "search" / "search_index.json"
+    if not index.is_file():
+        return
+    entries = site_search.requirement_entries(_state["requirements"], _state["urls"])
+    added = site_search.add_entries(index, entries)
+    if not site_search.patch_worker(site):
+        log.warning("material's search worker was not found: rule IDs will not search well")
+    log.info("search: %d requirement entries added", added)
 
 
 def _transcript() -> str:
