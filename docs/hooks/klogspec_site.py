@@ -6,7 +6,9 @@
   ``docs/requirements.md`` is absent, a pipeline placeholder when ``docs/pipeline.md`` is
   absent), the JSON Schemas of the conformance protocol and the example segment file.
 * ``on_page_markdown``: repository-relative links made site-relative, requirement anchors on
-  the spec pages, citations of requirement IDs linked to them, the protocol transcript.
+  the spec pages, citations of requirement IDs linked to them, the generated sections of
+  hand-written pages (placeholders.py: the features and operations tables, the protocol
+  transcript).
 """
 
 from __future__ import annotations
@@ -25,14 +27,12 @@ for path in (str(HOOKS), str(REPO)):
 
 import gallery  # noqa: E402
 import generated  # noqa: E402
+import placeholders  # noqa: E402
 import spec_pages  # noqa: E402
 
 log = logging.getLogger("mkdocs.hooks.klogspec")
 
 EXAMPLE_SEGMENT = f"assets/{gallery.EXAMPLE_BASE_OFFSET:020d}.log"
-TRANSCRIPT_MARKER = "<!-- klogspec:transcript -->"
-OPS_MARKER = "<!-- klogspec:operations -->"
-FEATURES_MARKER = "<!-- klogspec:features -->"
 
 _state: dict = {}
 
@@ -94,12 +94,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     )
     if src.startswith("spec/"):
         markdown = spec_pages.anchor_requirements(markdown)
-    if TRANSCRIPT_MARKER in markdown:
-        markdown = markdown.replace(TRANSCRIPT_MARKER, _transcript())
-    if OPS_MARKER in markdown:
-        markdown = markdown.replace(OPS_MARKER, generated.operations_table(REPO))
-    if FEATURES_MARKER in markdown:
-        markdown = markdown.replace(FEATURES_MARKER, generated.features_table())
+    # the generated sections (also filled in the source: scripts/docs_placeholders.py)
+    markdown = placeholders.fill(markdown, _state.setdefault("sections", {}))
     if not src.startswith("api/"):
         markdown = spec_pages.link_citations(markdown, src, _state["pages_by_id"])
     return markdown
@@ -135,11 +131,6 @@ def on_page_content(html: str, page, config, files) -> str:
         if target is not None:
             urls[rid] = target.url
     return spec_pages.link_citations_html(html, page.url, urls)
-
-
-def _transcript() -> str:
-    lines = generated.capture_transcript()
-    return "\n".join(["```text", *lines, "```"])
 
 
 PIPELINE_PLACEHOLDER = """# Pipeline
