@@ -33,7 +33,9 @@ def test_every_marker_is_a_filled_pair():
 
 def test_the_source_pages_are_current():
     stale = placeholders.stale_pages(REPO)
-    assert not stale, f"stale generated sections in {stale}: run python scripts/docs_placeholders.py"
+    assert not stale, (
+        f"stale generated sections in {stale}: run python scripts/docs_placeholders.py"
+    )
 
 
 def test_fill_replaces_a_stale_section_and_refuses_an_unknown_one():
