@@ -35,7 +35,7 @@ for line in sys.stdin:
         print("boom: the testee fell over", file=sys.stderr)
         sys.exit(3)
     elif op == "append" and MODE == "schema":
-        reply({"id": rid, "ok": True, "result": {"first_offset": "zero"}})
+        reply({"id": rid, "ok": True, "result": {**APPENDED, "first_offset": "zero"}})
     elif op == "append" and MODE == "wrong-id":
         reply({"id": rid + 100, "ok": True, "result": APPENDED})
     elif op == "append" and MODE == "lowercase-code":
