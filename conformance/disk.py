@@ -6,8 +6,9 @@
   INDEX-13 to INDEX-17), checked on the testee's files.
 * ``check_files``: a scenario's ``files`` expectations.
 
-Some files belong to an optional feature (``FEATURE_FILES``): a testee that does not
-claim it may write them or not, so ``visible`` hides them from every comparison.
+Some files belong to an optional feature (``FEATURE_FILES``, ``FEATURE_NAMES``): a testee
+that does not claim it may write them or not, so ``visible`` hides them from every comparison
+and ``check_files`` from every check that names them.
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ _SEGMENT_NAME = re.compile(
     r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)((?:\.deleted|\.cleaned|\.swap)?)$"
 )
 FEATURE_FILES = {"snapshot": "producer_snapshots"}  # file kind -> the feature it belongs to
+FEATURE_NAMES = {"leader-epoch-checkpoint": "leader_epoch_checkpoint"}  # file name -> feature
 SNAPSHOT_FIELDS = (
     "producer_id",
     "producer_epoch",
@@ -86,8 +88,10 @@ def segment_file(name: str) -> tuple[int | None, str | None, str]:
 
 def feature_of(name: str) -> str | None:
     """The optional feature a file belongs to (``.snapshot`` and ``.snapshot.deleted``:
-    producer_snapshots), or None for files every implementation is judged on."""
-    return FEATURE_FILES.get(segment_file(name)[1])
+    producer_snapshots; ``leader-epoch-checkpoint``: leader_epoch_checkpoint), or None for
+    files every implementation is judged on."""
+    feature = FEATURE_NAMES.get(name.rpartition("/")[2])
+    return feature if feature is not None else FEATURE_FILES.get(segment_file(name)[1])
 
 
 def is_visible(name: str, features: set[str] | frozenset[str] | None) -> bool:
@@ -369,8 +373,11 @@ def check_files(
     features: set[str] | frozenset[str] | None = None,
 ) -> list[str]:
     """A scenario's ``files`` step against the directory; a list of mismatches.
-    ``exactly`` leaves out, on both sides, the files of features not in ``features``
-    (the other keys name files the scenario's own features imply)."""
+    ``exactly`` leaves out, on both sides, the files of features not in ``features``, and
+    ``exist``, ``absent``, ``size`` and ``text`` skip the names of such files (the other keys
+    name files the scenario's own features imply). A ``checkpoint_if_present`` value may be
+    a list: any of its values passes (CKPT-B-7: the file holds what was right when the log
+    chose to write it)."""
     pdir = root / partition
     problems: list[str] = []
 
@@ -394,19 +401,27 @@ def check_files(
         if want != have:
             extra, missing = sorted(set(have) - set(want)), sorted(set(want) - set(have))
             problems.append(f"files: unexpected {extra}, missing {missing}")
-    for name in spec.get("exist", ()):
+
+    def judged(name: str) -> bool:
+        return is_visible(name, features)
+
+    for name in filter(judged, spec.get("exist", ())):
         if read(name) is None:
             problems.append(f"{expand_name(name)}: missing")
-    for name in spec.get("absent", ()):
+    for name in filter(judged, spec.get("absent", ())):
         if path(name).exists():
             problems.append(f"{expand_name(name)}: should not exist")
     for name, size in (spec.get("size") or {}).items():
+        if not judged(name):
+            continue
         data = read(name)
         if data is None or len(data) != size:
             problems.append(
                 f"{expand_name(name)}: {None if data is None else len(data)} bytes, expected {size}"
             )
     for name, text in (spec.get("text") or {}).items():
+        if not judged(name):
+            continue
         data = read(name)
         if data is None or data.decode("utf-8", "replace") != text:
             problems.append(
@@ -511,11 +526,13 @@ def check_files(
         have = next(
             (e.offset for e in entries if (e.topic, e.partition) == (topic, partition_number)), None
         )
-        if data is None and want is not None:
+        allowed = want if isinstance(want, list) else [want]
+        if data is None and None not in allowed:
             problems.append(f"{name}: missing")
-        elif have != want:
+        elif have not in allowed:
+            shown = " or ".join(str(w) for w in allowed)
             problems.append(
-                f"{name}: entry for {topic}-{partition_number} is {have}, expected {want}"
+                f"{name}: entry for {topic}-{partition_number} is {have}, expected {shown}"
             )
     return problems
 

@@ -379,6 +379,10 @@ WORKLOADS = {
     # a clean close, then the damage: the marker says no recovery is needed
     "closed": [one(32, timestamp=START + i) for i in range(3)] + [{"close": {}}],
 }
+# The recovery point a workload's last flush left. When a log writes its offset checkpoints
+# before close is open (flush.md §3): after a crash the damage first writes the checkpoint as
+# a periodic write would have left it, so no row depends on that timing.
+WORKLOAD_RECOVERY_POINTS = {"three": 0, "two-segments": 3}
 
 
 @generator
@@ -389,9 +393,12 @@ def damage(family: dict, row: dict) -> Generated:
     and the row's."""
     workload = row.get("workload", "three")
     steps = list(WORKLOADS[workload])
+    damage = list(row["damage"])
     if workload != "closed":
         steps.append({"crash": {}})
-    steps.append({"damage": row["damage"]})
+        checkpoint = f"0\n1\ntopic 0 {WORKLOAD_RECOVERY_POINTS[workload]}\n"
+        damage.insert(0, {"file": "../recovery-point-offset-checkpoint", "write_text": checkpoint})
+    steps.append({"damage": damage})
     steps.append({"open": {}, "expect": row["expect"]})
     steps.append({"files": {"log": row["log"]}})
     leo = row["expect"]["log_end_offset"]

@@ -103,10 +103,12 @@ class AbstractIndex:
         self.base_offset = base_offset
         self.max_index_size = max_index_size
         newly_created = not self.file.exists()
-        if newly_created and max_index_size < self.entry_size:
-            # INDEX-3: refused before the file exists (Kafka creates it, then throws)
-            raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
         fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
+        if newly_created and max_index_size < self.entry_size:
+            # INDEX-3: Kafka creates the file (AbstractIndex.java:90), then refuses the size
+            # (99-101): a 0-byte file is left
+            os.close(fd)
+            raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
         self._handle = os.fdopen(fd, "r+b", buffering=0)
         if newly_created:
             os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.entry_size))

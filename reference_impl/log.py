@@ -91,7 +91,9 @@ class Log(LogRetention):
         self.config = local_log.config
         self.clock = local_log.clock
         self.scheduler = local_log.scheduler
-        self.log_start_offset = log_start_offset
+        # RECOV-9: as UnifiedLog's constructor (updateLogStartOffset), a loaded recovery point
+        # below the log start offset is raised to it
+        self._update_log_start_offset(log_start_offset)
         self.leader_epoch_cache = leader_epoch_cache
         self.topic_id = topic_id
         self.producer_state_manager = producer_state_manager or ProducerStateManager(self.dir)

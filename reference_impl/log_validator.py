@@ -118,7 +118,8 @@ def analyze_and_validate_records(
     """APPEND-4 to APPEND-9: per batch, in Kafka's order: a client's v2 batch must have
     baseOffset 0 (``invalid_record``); a batch above ``max.message.bytes`` is
     ``record_too_large`` unless ``ignore_record_size`` (followers); bad framing, a short
-    batch or a bad CRC is ``corrupt_message``; codec ids 5 to 7 are ``invalid_record``.
+    batch or a bad CRC is ``corrupt_message``; codec ids 5 to 7 are ``invalid_argument``
+    (Kafka's ``IllegalArgumentException`` from ``CompressionType.forId``).
     Then, if required (followers), last offsets that do not increase from batch to batch
     are ``offsets_out_of_order``."""
     valid_bytes = 0
@@ -156,8 +157,12 @@ def analyze_and_validate_records(
                 max_timestamp = batch.max_timestamp
                 shallow_offset_of_max_timestamp = last_offset
             valid_bytes += batch.size_in_bytes
-            if batch.compression_id > MAX_CODEC_ID:
-                raise _invalid_record(f"unknown compression type id {batch.compression_id}")
+            if batch.compression_id > MAX_CODEC_ID:  # APPEND-8: CompressionType.forId
+                raise LogOperationError(
+                    Category.INVALID_ARGUMENT,
+                    f"unknown compression type id: {batch.compression_id}",
+                    position=batch.position,
+                )
             if batch.compression_id != Compression.NONE:
                 source_compression = Compression(batch.compression_id)
     except CorruptRecordError as exc:

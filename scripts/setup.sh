@@ -3,6 +3,7 @@
 #   Debian: node/npm (Kaitai compiler), a Java 17+ runtime (Spark), Chromium (docs check)
 #   PyPI:   the project with its dev, spark and docs extras
 #   npm:    kaitai-struct-compiler and js-yaml (kaitai/package-lock.json)
+#   the Kafka testee's Debian jars, when it is present (its own setup.sh)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -28,6 +29,16 @@ fi
 
 echo "setup: python packages (pip install -e .[dev,spark,docs])" >&2
 "$PYTHON" -m pip install -q --disable-pip-version-check -e ".[dev,spark,docs]"
+
+# The Kafka testee shipped beside the project (../shared/kafka-oracle, or $KLOGSPEC_KAFKA_ORACLE):
+# Apache Kafka's own storage code, run by tests/conformance/test_kafka_oracle.py. Its own
+# setup.sh installs the Debian jars it needs at run time (slf4j, zstd-jni, lz4, snappy, jackson).
+oracle=${KLOGSPEC_KAFKA_ORACLE:-../shared/kafka-oracle}
+[ -f "$oracle" ] && oracle=$(dirname "$oracle")  # the variable may name run.sh itself
+if [ -f "$oracle/setup.sh" ]; then
+  echo "setup: the Kafka testee's run-time jars ($oracle/setup.sh)" >&2
+  bash "$oracle/setup.sh"
+fi
 
 # The Kaitai Struct compiler (npm kaitai-struct-compiler, run under node) and js-yaml.
 if [ -f kaitai/package-lock.json ]; then

@@ -5,8 +5,10 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from pathlib import Path
 
 from reference_impl import (
+    abstract_index,
     clean_shutdown,
     file_records,
     leader_epoch,
@@ -54,6 +56,9 @@ _ORIGINAL = {
     "collect_aborted": local_log.LocalLog.collect_aborted_transactions,
     "check_sequence": Append._check_sequence,
     "rebuild": loader.rebuild_producer_state,
+    "index_init": abstract_index.AbstractIndex.__init__,
+    "truncate_log": Log.truncate_to,
+    "truncate_fully": Log.truncate_fully_and_start_at,
 }
 
 
@@ -459,6 +464,40 @@ def _recover_without_producer_state(segment_, *args, **kwargs):
     return _ORIGINAL["recover"](segment_, *args, **kwargs)
 
 
+# --- agreement with Kafka's code (issue 17) ---
+
+
+def _log_start_without_recovery_point(self, offset):
+    """A new log start offset that leaves a lower recovery point where it is."""
+    self.log_start_offset = offset
+
+
+def _truncate_without_checkpoint(method):
+    """A truncation that leaves the recovery-point checkpoint as it was (written at close)."""
+
+    def truncate(self, *args, **kwargs):
+        path = self.dir.parent / "recovery-point-offset-checkpoint"
+        before = path.read_bytes() if path.exists() else None
+        try:
+            return method(self, *args, **kwargs)
+        finally:
+            if before is None:
+                path.unlink(missing_ok=True)
+            else:
+                path.write_bytes(before)
+
+    return truncate
+
+
+def _index_refused_before_its_file(self, file, base_offset, max_index_size=-1):
+    """A too-small index size refused before the file is created."""
+    try:
+        _ORIGINAL["index_init"](self, file, base_offset, max_index_size)
+    except LogOperationError:
+        Path(file).unlink(missing_ok=True)
+        raise
+
+
 ALL = ("*",)
 CATALOG = (
     # --- roll (roll.md Table 1) ---
@@ -605,4 +644,12 @@ CATALOG = (
            lambda: [(Log, "read", _read_committed_ignoring_lso)]),
     Mutant("aborted-transactions-one-segment", "aborted transactions are looked up in the fetched segment only", frozenset({"READ-22"}), ("transactions.read-committed.*",),
            lambda: [(local_log.LocalLog, "collect_aborted_transactions", _collect_aborted_in_first_segment)]),
+    # --- agreement with Kafka's code (RECOV-9, CKPT-B-9, INDEX-3) ---
+    Mutant("recovery-point-below-log-start", "a loaded recovery point is not raised to the log start offset", frozenset({"RECOV-9"}), ("recovery.offsets.raised-to-log-start", "recovery.checkpoint.log-start-past-end"),
+           lambda: [(Log, "_update_log_start_offset", _log_start_without_recovery_point)]),
+    Mutant("no-checkpoint-at-truncation", "a truncation leaves the recovery-point checkpoint of the last close", frozenset({"CKPT-B-9"}), ("flush.checkpoints.after-truncation",),
+           lambda: [(Log, "truncate_to", _truncate_without_checkpoint(_ORIGINAL["truncate_log"])),
+                    (Log, "truncate_fully_and_start_at", _truncate_without_checkpoint(_ORIGINAL["truncate_fully"]))]),
+    Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
+           lambda: [(abstract_index.AbstractIndex, "__init__", _index_refused_before_its_file)]),
 )  # fmt: skip

@@ -6,8 +6,10 @@
   ``docs/requirements.md`` is absent, a pipeline placeholder when ``docs/pipeline.md`` is
   absent), the JSON Schemas of the conformance protocol and the example segment file.
 * ``on_page_markdown``: links whose text is a file name get the page's title instead,
-  repository-relative links made site-relative, requirement anchors on the spec pages, citations of requirement IDs linked to them, the protocol transcript.
-  Last, the diagrams a page asks for (``<!-- klogspec:diagram NAME -->``, diagrams.py).
+  repository-relative links made site-relative, requirement anchors on the spec pages,
+  citations of requirement IDs linked to them, the generated sections of hand-written pages
+  (placeholders.py: the features and operations tables, the protocol transcript). Last, the
+  diagrams a page asks for (``<!-- klogspec:diagram NAME -->``, diagrams.py).
 * ``on_post_build``: the search index and worker taught requirement IDs (site_search.py).
 """
 
@@ -30,6 +32,7 @@ import diagrams  # noqa: E402
 import gallery  # noqa: E402
 import generated  # noqa: E402
 import kafka_tests  # noqa: E402
+import placeholders  # noqa: E402
 import python_api  # noqa: E402
 import site_search  # noqa: E402
 import spec_pages  # noqa: E402
@@ -39,9 +42,6 @@ from conformance.traceability import kafka_source_url  # noqa: E402
 log = logging.getLogger("mkdocs.hooks.klogspec")
 
 EXAMPLE_SEGMENT = f"assets/{gallery.EXAMPLE_BASE_OFFSET:020d}.log"
-TRANSCRIPT_MARKER = "<!-- klogspec:transcript -->"
-OPS_MARKER = "<!-- klogspec:operations -->"
-FEATURES_MARKER = "<!-- klogspec:features -->"
 
 _state: dict = {}
 
@@ -119,12 +119,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     if src.startswith("spec/"):
         markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
         markdown = spec_pages.link_kafka_sources(markdown, kafka_source_url)
-    if TRANSCRIPT_MARKER in markdown:
-        markdown = markdown.replace(TRANSCRIPT_MARKER, _transcript())
-    if OPS_MARKER in markdown:
-        markdown = markdown.replace(OPS_MARKER, generated.operations_table(REPO))
-    if FEATURES_MARKER in markdown:
-        markdown = markdown.replace(FEATURES_MARKER, generated.features_table())
+    # the generated sections (also filled in the source: scripts/docs_placeholders.py)
+    markdown = placeholders.fill(markdown, _state.setdefault("sections", {}))
     if not src.startswith("api/"):
         markdown = spec_pages.link_citations(markdown, src, _state["pages_by_id"])
     if diagrams.MARKER.search(markdown):  # last: nothing above may touch the SVG
@@ -208,11 +204,6 @@ def on_post_build(config) -> None:
     if not site_search.patch_worker(site):
         log.warning("material's search worker was not found: rule IDs will not search well")
     log.info("search: %d requirement entries added", added)
-
-
-def _transcript() -> str:
-    lines = generated.capture_transcript()
-    return "\n".join(["```text", *lines, "```"])
 
 
 PIPELINE_PLACEHOLDER = """# Pipeline

@@ -8,6 +8,13 @@ import time
 
 MODE = sys.argv[1]
 STATE = {"log_start_offset": 0, "log_end_offset": 0, "recovery_point": 0, "segments": []}
+APPENDED = {
+    "first_offset": 0,
+    "last_offset": 0,
+    "max_timestamp": -1,
+    "offset_of_max_timestamp": -1,
+    "log_append_time": -1,
+}
 
 
 def reply(message) -> None:
@@ -28,13 +35,13 @@ for line in sys.stdin:
         print("boom: the testee fell over", file=sys.stderr)
         sys.exit(3)
     elif op == "append" and MODE == "schema":
-        reply({"id": rid, "ok": True, "result": {"first_offset": "zero"}})
+        reply({"id": rid, "ok": True, "result": {**APPENDED, "first_offset": "zero"}})
     elif op == "append" and MODE == "wrong-id":
-        reply({"id": rid + 100, "ok": True, "result": {"first_offset": 0, "last_offset": 0}})
+        reply({"id": rid + 100, "ok": True, "result": APPENDED})
     elif op == "append" and MODE == "lowercase-code":
         reply({"id": rid, "ok": False, "error": {"code": "record_too_large"}})
     elif op == "append":
-        reply({"id": rid, "ok": True, "result": {"first_offset": 0, "last_offset": 0}})
+        reply({"id": rid, "ok": True, "result": APPENDED})
     elif op in ("open", "state"):
         reply({"id": rid, "ok": True, "result": STATE})
     else:

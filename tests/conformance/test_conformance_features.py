@@ -71,6 +71,22 @@ def test_an_old_testee_over_the_wire(on_path):
     assert statuses["passed"] and statuses["skipped"]
 
 
+def test_a_testee_without_the_epoch_file_passes_every_scenario_not_about_it(on_path):
+    """leader_epoch_checkpoint is optional: a testee that never writes the file and does not
+    claim the feature passes every scenario that does not need it (no `exactly` list or
+    size check asks for the file), and skips those about the cache's contents."""
+    suite = run_suite(ImplSpec("no epoch file", "inproc", factory="no_epoch_testee:factory"))
+    failed = [
+        (o.id, [f.message for f in o.result.failures])
+        for o in suite.outcomes
+        if o.status not in ("passed", "skipped")
+    ]
+    assert not failed
+    needing = {s.id for s in load_all() if "leader_epoch_checkpoint" in s.needs}
+    assert {o.id for o in suite.outcomes if o.status == "skipped"} == needing
+    assert "epoch.reopen" in needing and "model.create.empty-dir" not in needing
+
+
 def test_the_reference_claims_every_feature():
     assert set(REFERENCE_FEATURES) == set(FEATURES)
 
@@ -88,6 +104,9 @@ def test_snapshot_files_belong_to_their_feature():
     }
     assert disk.visible(files, {"producer_snapshots"}) == files
     assert disk.visible(files, None) == files
+    epochs = {"t-0/leader-epoch-checkpoint": b"", "t-0/00000000000000000005.log": b""}
+    assert set(disk.visible(epochs, set())) == {"t-0/00000000000000000005.log"}
+    assert disk.visible(epochs, {"leader_epoch_checkpoint"}) == epochs
 
 
 def test_new_fields_are_optional_and_checked():

@@ -422,7 +422,8 @@ class LogMachine(RuleBasedStateMachine):
     @rule()
     def crash_and_reopen(self):
         """LOAD-1, RECOV-9, RECOV-11: a process crash keeps every byte written, and the unclean
-        load recovers from the checkpointed recovery point, which it does not raise."""
+        load recovers from the checkpointed recovery point, which it raises only to the log
+        start offset."""
         root = self.dir.parent
         checkpoints = {
             name: read_offsets_or_empty(root / name).get(("topic", 0), 0)
@@ -446,7 +447,10 @@ class LogMachine(RuleBasedStateMachine):
             self.batches, self.log_end_offset = [], start
             assert self.segment_bases() == [start]
         self.log_start_offset = max(start, self.segment_bases()[0])
-        self.recovery_point = min(checkpoints[RECOVERY_POINT_CHECKPOINT], self.log_end_offset)
+        self.recovery_point = max(
+            min(checkpoints[RECOVERY_POINT_CHECKPOINT], self.log_end_offset),
+            self.log_start_offset,
+        )
 
     # --- invariants ---
     def layout(self) -> dict[int, list[ModelBatch]]:

@@ -448,7 +448,7 @@ def test_corrupt_batch_is_refused_before_any_write(tmp_path, clock):
         (data, Category.CORRUPT_MESSAGE),
         (bad_magic, Category.CORRUPT_MESSAGE),
         (short_size, Category.CORRUPT_MESSAGE),
-        (bad_codec, Category.INVALID_RECORD),
+        (bad_codec, Category.INVALID_ARGUMENT),
     ):
         with pytest.raises(KafkaLogError) as raised:
             log.append_as_follower(bytes(raw))
@@ -522,11 +522,18 @@ def test_roll_deletes_stale_files_of_the_new_base(tmp_path, clock):
 @pytest.mark.req("INDEX-3")
 def test_too_small_segment_index_bytes_fails_where_the_index_is_created(tmp_path, clock):
     """10 bytes hold an 8-byte offset entry but no 12-byte time entry: the open that creates
-    the time index fails and leaves no .timeindex."""
+    the time index fails and, as Kafka's AbstractIndex does, leaves a 0-byte .timeindex
+    beside the .log and the 8-byte .index made before it."""
     with pytest.raises(KafkaLogError) as raised:
         create_log(tmp_path, clock, segment_index_bytes=10)
     assert category(raised) is Category.INVALID_ARGUMENT
-    assert not list((tmp_path / "topic-0").glob("*.timeindex"))
+    sizes = {p.name: p.stat().st_size for p in (tmp_path / "topic-0").iterdir()}
+    assert sizes == {
+        "00000000000000000000.log": 0,
+        "00000000000000000000.index": 8,
+        "00000000000000000000.timeindex": 0,
+        "leader-epoch-checkpoint": 0,
+    }
 
 
 @pytest.mark.req("CKPT-B-2", "LEPOCH-5")

@@ -462,6 +462,24 @@ def test_checkpoint_log_start_offset_for_normal_topic(tmp_path, clock):
     assert checkpoint.read_text() == "0\n0\n"
 
 
+@pytest.mark.req("CKPT-B-9", "TRUNC-10", "TRUNC-15")
+def test_truncation_writes_the_recovery_point_checkpoint(tmp_path, clock):
+    """LogManager.truncateTo and truncateFullyAndStartAt checkpoint the recovery points at
+    once (LogManager.scala:767-769, 803): the file never keeps a value above the lowered
+    recovery point, which would make a crash skip unflushed segments."""
+    checkpoint = tmp_path / "recovery-point-offset-checkpoint"
+    log = create_log(tmp_path, clock, segment_bytes=200)
+    for _ in range(6):
+        log.append_as_leader(singleton_records(b"test"), leader_epoch=0)
+    log.flush()
+    assert checkpoint.read_text() == "0\n1\ntopic 0 6\n"
+    log.truncate_to(3)
+    assert log.recovery_point == 3 and checkpoint.read_text() == "0\n1\ntopic 0 3\n"
+    log.truncate_fully_and_start_at(1)
+    assert log.recovery_point == 1 and checkpoint.read_text() == "0\n1\ntopic 0 1\n"
+    log.close()
+
+
 @pytest.mark.req("CKPT-B-5", "CKPT-B-6", "FLUSH-10")
 def test_checkpoints_round_trip_through_close_and_reopen(tmp_path, clock):
     """testCheckpointRecoveryPoints: close writes the recovery point (= LEO) and keeps other

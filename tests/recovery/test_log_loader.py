@@ -382,6 +382,25 @@ def test_log_end_less_than_start_after_reopen(tmp_path, clock, segments):
     log.close()
 
 
+@pytest.mark.req("RECOV-9", "LOAD-18", "LOAD-19")
+@pytest.mark.parametrize(
+    ("log_start", "want"),
+    [(2, 2), (4, 4), (100, 100), (0, 1)],
+    ids=["inside", "at-a-base", "past-the-end", "below"],
+)
+def test_recovery_point_is_raised_to_the_log_start_offset(tmp_path, clock, log_start, want):
+    """UnifiedLog's constructor calls updateLogStartOffset (UnifiedLog.scala:169, 541-548):
+    a loaded recovery point below the log start offset is raised to it, also when LOAD-19
+    emptied the log; one above it stays."""
+    log = rolled_log(tmp_path, clock, 5)
+    log.close()
+    log = open_log(tmp_path, clock, small_config(), clean=False, recovery_point=1,
+                   log_start_offset=log_start)  # fmt: skip
+    assert log.log_start_offset == max(log_start, 0)
+    assert log.recovery_point == want
+    log.close()
+
+
 @pytest.mark.req("LOAD-18")
 def test_log_start_offset_when_remote_storage_is_enabled(tmp_path, clock):
     """The half without tiered storage: the first segment's base wins over an older

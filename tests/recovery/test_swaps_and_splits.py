@@ -209,6 +209,33 @@ def fake_clean(log, keep) -> None:
     )
 
 
+@pytest.mark.req("LOAD-26", "LOAD-10", "LOAD-13", "LOAD-14")
+def test_reading_a_swap_segment_creates_its_index_swap(tmp_path, clock):
+    """LogLoader opens a .swap segment to read its next offset, which creates the missing
+    <base>.index.swap (LogLoader.java:145-155, LogSegment.java:605-606); renamed with the
+    rest, it keeps the clean load from recovering the segment (its .index is empty, its
+    .timeindex created empty)."""
+    config = small_config(segment_bytes=300, index_interval_bytes=0)
+    log = open_log(tmp_path, clock, config)
+    for offset in range(5):
+        log.append_as_leader(keyed_batch(0, offset), 0)
+    log.close()
+    dir = partition_dir(tmp_path)
+    base = log.log_segments()[-1].base_offset
+    for name in (offset_index_file_name(base), time_index_file_name(base)):
+        (dir / name).unlink()
+    log_file = dir / log_file_name(base)
+    log_file.rename(log_file.with_name(log_file.name + SWAP_FILE_SUFFIX))
+    observer = LoadObserver()
+    log = open_log(tmp_path, clock, config, clean=True, observer=observer)
+    assert not [e for e in observer.events if e.action == "recover"]
+    assert (dir / offset_index_file_name(base)).exists()
+    assert (dir / time_index_file_name(base)).exists()
+    assert not list(dir.glob("*" + SWAP_FILE_SUFFIX))
+    assert log.log_end_offset == 5
+    log.close()
+
+
 @pytest.mark.req("LOAD-5", "LOAD-6", "LOAD-7", "LOAD-8", "LOAD-9", "LOAD-10")
 def test_recovery_after_crash(tmp_path, clock):
     """LogCleanerTest.testRecoveryAfterCrash: a crash 1) while the cleaned segment is .cleaned,

@@ -1,0 +1,115 @@
+"""The whole conformance suite on Apache Kafka's own storage code.
+
+The Kafka testee shipped beside the project (``../shared/kafka-oracle``, or the directory or
+``run.sh`` that ``$KLOGSPEC_KAFKA_ORACLE`` names) runs Kafka's ``LogSegment``, indexes,
+``LogValidator``, ``LogLoader``, producer state and checkpoint files at the commit the spec
+cites. The suite must pass on it in both of its checkpoint timings (``--checkpoints=kafka``:
+LogManager's; ``--checkpoints=reference``: the reference's), except for the tests listed in
+``conformance/expected-failures/kafka-oracle.txt``, each a documented Deviation of the spec.
+Any other difference fails, and so does a listed test that passes or fails differently.
+Skipped, with the reason, when the testee or a Java 17+ runtime is not there.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+import yaml
+
+from conformance import expected as xf
+from conformance.suite import FAILED_STATUSES, run_suite
+from conformance.transport import resolve_impl
+
+REPO = Path(__file__).resolve().parents[2]
+EXPECTED = REPO / "conformance" / "expected-failures" / "kafka-oracle.txt"
+DEVIATION_REASON = re.compile(r"#\s*([A-Z]+(?:-[A-Z]+)?-\d+) Deviation, spec/(\S+\.md): \S")
+MODES = ("kafka", "reference")
+
+
+def oracle_run_sh() -> Path:
+    configured = os.environ.get("KLOGSPEC_KAFKA_ORACLE")
+    where = Path(configured) if configured else REPO.parent / "shared" / "kafka-oracle"
+    return where if where.is_file() else where / "run.sh"
+
+
+def java_major() -> int | None:
+    java = shutil.which("java")
+    if java is None:
+        return None
+    try:
+        out = subprocess.run(
+            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    found = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
+    if not found:
+        return None
+    major = int(found.group(1))
+    return int(found.group(2) or 0) if major == 1 else major  # "1.8.0" is Java 8
+
+
+@pytest.fixture(scope="module")
+def oracle() -> Path:
+    run_sh = oracle_run_sh()
+    if not run_sh.is_file():
+        pytest.skip(
+            f"the Kafka testee is not here ({run_sh}): set KLOGSPEC_KAFKA_ORACLE or place it "
+            "at ../shared/kafka-oracle"
+        )
+    major = java_major()
+    if major is None or major < 17:
+        pytest.skip(f"the Kafka testee needs Java 17+ (found {major or 'no java'})")
+    return run_sh
+
+
+def expected_failures() -> dict[str, xf.Expectation]:
+    found, problems = xf.load(EXPECTED)
+    assert not problems, problems
+    return found
+
+
+def test_each_expected_failure_is_a_documented_deviation():
+    """Every line names its failure category and a rule whose page holds a Deviation note;
+    the file can never list a plain disagreement with Kafka."""
+    rules = {
+        e["id"]: e["page"]
+        for e in yaml.safe_load((REPO / "spec" / "requirements.yaml").read_text())["requirements"]
+    }
+    listed = expected_failures()
+    assert listed
+    lines = EXPECTED.read_text(encoding="utf-8").splitlines()
+    for expectation in listed.values():
+        line = lines[expectation.line - 1]
+        assert expectation.category, f"line {expectation.line}: name the failure category"
+        reason = DEVIATION_REASON.search(line)
+        assert reason, f"line {expectation.line}: '# <RULE> Deviation, spec/<page>: why'"
+        rule, page = reason.groups()
+        assert rules.get(rule) == page, f"line {expectation.line}: {rule} is not on {page}"
+        text = (REPO / "spec" / page).read_text(encoding="utf-8")
+        assert f"**{rule}**" in text and "> **Deviation:**" in text, line
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_suite_agrees_with_kafka(oracle, mode):
+    listed = expected_failures()
+    impl = resolve_impl(f"cmd:{oracle} --checkpoints={mode}")
+    suite = run_suite(impl, expected=listed, timeout=30)
+    assert suite.hello is not None, f"the Kafka testee did not answer hello ({impl.name})"
+    differences = [
+        f"{o.id}: {o.status}"
+        + (f" ({o.note})" if o.note else "")
+        + "".join(f"\n    {f.message}" for f in o.result.failures[:5])
+        for o in suite.outcomes
+        if o.status in FAILED_STATUSES
+    ]
+    assert not differences and not suite.list_problems, (
+        f"--checkpoints={mode}: {suite.summary_line}; differences from Kafka's code that are "
+        "not listed Deviations:\n" + "\n".join(differences + suite.list_problems)
+    )
+    assert suite.count("xfail") == len(listed)
