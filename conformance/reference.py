@@ -20,7 +20,10 @@ from reference_impl.log_validator import AppendOrigin
 from .adapter import OperationError
 
 FEATURES = [
-    "compression",
+    "compression.gzip",
+    "compression.lz4",
+    "compression.snappy",
+    "compression.zstd",
     "crash_recovery",
     "idempotence",
     "leader_epoch_checkpoint",
