@@ -129,8 +129,8 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     from .suite import run_suite, select
     from .transport import CannotStart, resolve_impl
 
-    err = Console(stderr=True, highlight=False)
-    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    out = Console(highlight=False, soft_wrap=True, emoji=False)
 
     def stop(message: str) -> None:
         err.print(f"[red]error:[/] {escape(message)}")

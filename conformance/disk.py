@@ -320,8 +320,18 @@ def _size_problems(name, data, entries, size, index_bytes, closed) -> list:
     return problems
 
 
+def trimmed_offset_entries(data: bytes, base: int) -> list[list[int]]:
+    """The entries of a trimmed offset index, where every slot is an entry (INDEX-5): an
+    all-zero first slot is the entry (base offset, 0), which a log that indexes its first
+    append (against the SHOULD of INDEX-7) writes; later ones end the entries as in
+    real_offset_entries."""
+    if len(data) >= 8 and data[:8] == bytes(8):
+        return [[base, 0], *real_offset_entries(data[8:], base)]
+    return real_offset_entries(data, base)
+
+
 def _offset_index_problems(name, base, data, batches, index_bytes, closed, trimmed=True):
-    entries = real_offset_entries(data, base)
+    entries = trimmed_offset_entries(data, base) if trimmed else real_offset_entries(data, base)
     label = f"{name}.index"
     problems = _size_problems(label, data, entries, 8, index_bytes, closed) if trimmed else []
     starts = {b["position"]: i for i, b in enumerate(batches)}

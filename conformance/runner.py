@@ -378,7 +378,7 @@ class Run:
     def _absent(self, path: Path) -> str:
         """Why a file is not there, and whether the reference's run has it."""
         if not self.pdir.is_dir():
-            return "does not exist: the testee removed its partition directory"
+            return "does not exist, nor does the testee's partition directory"
         name = self._relative(path)
         relative = f"{self.s.partition}/{name}" if path.is_relative_to(self.pdir) else name
         has = reference_file(self.s.id, relative) is not None if self.golden else None
@@ -746,7 +746,7 @@ class Run:
                 else:
                     sized = len(have) != want["size"]
                     text = (
-                        f"{len(have)} bytes, the reference's {want['size']} (the same entries)"
+                        f"{len(have)} bytes, the reference's {want['size']} (the same entries before any zero-filled slot)"
                         if sized
                         else "the same entries and size, other bytes after the entries"
                     )
@@ -910,7 +910,18 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
     def resolve(name: str) -> Path:
         return root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
 
+    def special(p: Path) -> None:
+        """A FIFO or a device would block or worse: only regular files are read or written."""
+        if p.exists() and not p.is_file() and not p.is_dir():
+            raise StepError(
+                f"{describe_damage(damage)}, but {p.name} is not a regular file",
+                "damage of a file that is not a regular file",
+            )
+
     path = resolve(damage["file"])
+    special(path)
+    if "copy_from" in damage:
+        special(resolve(damage["copy_from"]))
     if damage.get("delete"):
         path.unlink(missing_ok=True)
         return

@@ -115,7 +115,8 @@ def run_suite(
         try:
             hello = runner.driver.hello(scenarios[0].start_ms if scenarios else 0)
         except TesteeFailure as exc:
-            raise CannotStart(impl.label, f"{exc.kind}: {exc.message}", exc.detail) from None
+            stderr = exc.detail if impl.transport == "subprocess" else ""
+            raise CannotStart(impl.label, f"{exc.kind}: {exc.message}", stderr) from None
         suite = SuiteResult(impl, hello)
         for scenario in scenarios:
             result = runner.run(scenario)

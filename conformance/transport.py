@@ -60,9 +60,10 @@ class CannotStart(Exception):
     that fails, a testee that dies or answers wrongly before its first hello): the run
     cannot begin, ``klogspec conformance`` exits 2."""
 
-    def __init__(self, label: str, reason: str, detail: str = "") -> None:
-        tail = f"\n{detail.strip()[-1500:]}" if detail.strip() else ""
-        super().__init__(f"cannot start the implementation {label}: {reason}{tail}")
+    def __init__(self, label: str, reason: str, stderr: str = "") -> None:
+        last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
+        said = f" (the last line it wrote to stderr: {last})" if last else ""
+        super().__init__(f"cannot start the implementation {label}: {reason}{said}")
         self.reason = reason
 
 
@@ -123,7 +124,7 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         found = [ep for ep in entry_points(group=IMPLEMENTATIONS_GROUP) if ep.name == spec]
         if not found:
             raise ValueError(
-                f"unknown implementation {spec!r}: not 'reference', 'module:attr', 'cmd:...' "
+                f"unknown implementation {spec}: not 'reference', 'module:attr', 'cmd:...' "
                 f"nor an entry point of {IMPLEMENTATIONS_GROUP}"
             )
         factory = found[0].value
