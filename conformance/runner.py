@@ -173,6 +173,16 @@ def _norm(op: str, response: Response) -> dict:
     return {"op": op, "ok": False, "code": response.code}
 
 
+class _Absent:
+    """A result field the testee did not answer (shown as ``absent``)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+
+
 class StepError(Exception):
     """A step the harness does itself (damage, set_mtime, snapshot, files) could not be
     done on the testee's files: the test fails with this message, the run goes on."""
@@ -514,8 +524,9 @@ class Run:
                 if key == "aborted_transactions" and isinstance(want, list):
                     want = sorted(want)  # in any order (READ-22)
                 if have != want:
+                    shown = "absent" if have is ABSENT else f"{show(have)}"
                     self.fail(
-                        "wrong_result", f"{key} is {show(have)}, expected {show(want)}", reqs,
+                        "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
                         cause=f"{op}: {key} differs from the scenario's",
                     )  # fmt: skip
         if response.ok and op in ("open", "state"):
@@ -555,7 +566,7 @@ class Run:
         if key == "segment_bases":
             return [s["base_offset"] for s in result.get("segments", ())]
         if key == "aborted_transactions":
-            return _aborted(result.get(key, "<absent>"))
+            return _aborted(result.get(key, ABSENT))
         if key == "fetch_offset_metadata":
             m = result["fetch_offset_metadata"]
             return [
@@ -590,7 +601,7 @@ class Run:
             if key == "crc_valid":
                 return all(b.is_valid for b in batches)
             return [r.offset for b in batches for r in b.records()]
-        return result.get(key, "<absent>")
+        return result.get(key, ABSENT)
 
     def _state_rules(self, state: dict) -> None:
         if state["recovery_point"] > state["log_end_offset"]:
