@@ -128,41 +128,25 @@ class Raises(ReferenceAdapter):
         raise RuntimeError("a bug inside the testee")
 
 
-def no_snapshots():
-    return NoSnapshots()
-
-
-def renames_segments():
-    return RenamesSegments()
-
-
-def writes_nothing():
-    return WritesNothing()
-
-
-def segment_as_directory():
-    return SegmentAsDirectory()
-
-
-def removes_its_directory():
-    return RemovesItsDirectory()
-
-
-def double_spaced_epochs():
-    return DoubleSpacedEpochs()
-
-
-def offset_of_max_timestamp_off_by_one():
-    return OffsetOfMaxTimestampOffByOne()
-
-
-def gzip_only():
-    return GzipOnly()
-
-
-def raises():
-    return Raises()
+FACTORIES = {
+    "no_snapshots": NoSnapshots,
+    "renames_segments": RenamesSegments,
+    "writes_nothing": WritesNothing,
+    "segment_as_directory": SegmentAsDirectory,
+    "removes_its_directory": RemovesItsDirectory,
+    "double_spaced_epochs": DoubleSpacedEpochs,
+    "offset_of_max_timestamp_off_by_one": OffsetOfMaxTimestampOffByOne,
+    "gzip_only": GzipOnly,
+    "raises": Raises,
+}
 
 
 def factory_that_fails():
     raise RuntimeError("no log today")
+
+
+def __getattr__(name: str):
+    """``harness_testees:<name>``: the factory of each testee above."""
+    if name in FACTORIES:
+        return FACTORIES[name]
+    raise AttributeError(name)
