@@ -345,8 +345,9 @@ class Run:
             ns = step["set_mtime"]["ms"] * 1_000_000
             path = self._path(step["set_mtime"]["file"])
             if not path.is_file():
+                reason = self._absent(path) if not path.exists() else "is not a regular file"
                 raise StepError(
-                    f"sets the modification time of {self._shown(path)}, {self._absent(path)}",
+                    f"sets the modification time of {self._shown(path)}, but it {reason}",
                     "set_mtime of a file the testee did not write",
                 )
             os.utime(path, ns=(ns, ns))

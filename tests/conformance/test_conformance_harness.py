@@ -444,3 +444,13 @@ def test_files_problems_name_their_check_and_file(tmp_path):
         ("log", "00000000000000000003.log"),
     ]
     assert problems[2].message == "00000000000000000003.log: missing, expected batches [[3, 3]]"
+
+
+def test_set_mtime_of_a_file_the_testee_did_not_write():
+    suite = run_suite(impl_of("writes_nothing"), select(["retention.time.mtime"])[0])
+    failure = suite.outcomes[0].result.failures[0]
+    assert failure.category == "harness_step"
+    assert failure.where == "step 3 set_mtime of 00000000000000000000.log"
+    assert failure.message.startswith(
+        "sets the modification time of 00000000000000000000.log, but it does not exist"
+    )
