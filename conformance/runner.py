@@ -15,9 +15,14 @@ Files of an optional feature the testee does not claim (``.snapshot`` files with
 the golden comparison of responses: a testee neither fails for them nor passes a
 scenario about them (such scenarios need the feature and are skipped).
 
-A failure carries a category (how it failed) and the requirement IDs it breaks (the
-step's ``reqs``, else the scenario's, or the specific rule of an invariant). A testee
-that crashes, hangs or breaks the protocol ends the scenario with that category.
+A failure carries a category (how it failed), the step and its operation, the requirement
+IDs it checks (the step's ``reqs``, else the scenario's; the specific rule of an invariant
+or of a golden field, check_rules.py) and a level: MUST unless the expectation rests on a
+SHOULD choice (index placement, preallocation, lazy index files). A testee that crashes,
+hangs or breaks the protocol ends the scenario with that category; a step the harness
+does itself (damage, set_mtime, file checks) on files the testee did not write, or wrote
+as something else, ends it as ``harness_step`` (Run.apply). Only the harness's own bugs
+escape, as HarnessError: the run stops with exit status 2.
 """
 
 from __future__ import annotations
@@ -528,7 +533,7 @@ class Run:
                 if key == "aborted_transactions" and isinstance(want, list):
                     want = sorted(want)  # in any order (READ-22)
                 if have != want:
-                    shown = "absent" if have is ABSENT else f"{show(have)}"
+                    shown = "absent" if have is ABSENT else show(have)
                     self.fail(
                         "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
                         cause=f"{op}: {key} differs from the scenario's",
