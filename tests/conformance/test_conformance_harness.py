@@ -171,6 +171,7 @@ def test_an_implementation_that_cannot_start_is_one_error_with_exit_2(impl, extr
 # --- PROTO-1 to PROTO-4: the protocol's own errors, ids across restarts -------------------
 
 
+@pytest.mark.req("PROTO-2", "PROTO-3")
 @pytest.mark.parametrize(
     ("mode", "kind", "text"),
     [
@@ -189,6 +190,7 @@ def test_the_protocol_errors_are_not_refusals(mode, kind, text, tmp_path):
         driver.shutdown()
 
 
+@pytest.mark.req("PROTO-2", "PROTO-3")
 def test_the_reference_testee_answers_the_protocol_errors():
     class Adapter:
         def state(self, *, now_ms):
@@ -212,6 +214,7 @@ def test_a_crash_inside_the_testee_is_crashed_through_both_transports(transport)
     assert {o.result.category for o in suite.outcomes} == {"crashed"}
 
 
+@pytest.mark.req("PROTO-4")
 @pytest.mark.parametrize("transport", ["inproc", "subprocess"])
 def test_request_ids_increase_across_restarts(transport, tmp_path):
     """PROTO-4: a restarted testee gets hello first, with the next id, then the request
