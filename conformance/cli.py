@@ -6,7 +6,8 @@ runs the same commands without the ``klogspec`` script.
 
 Exit statuses: 0 success; 1 a MUST failed (conformance), an expected-failure file was
 contradicted, or goldens/scenarios are not what they should be; 2 the command could not
-run (bad usage, unknown implementation or test ID).
+run (bad usage, an implementation that cannot be started, an unknown test ID, a
+malformed expected-failure file, or an error of the harness itself).
 """
 
 from __future__ import annotations
@@ -68,9 +69,14 @@ def testee(factory):
 @click.option(
     "--table",
     type=click.Choice(["all", "failing", "none"]),
-    default="all",
+    default="failing",
     show_default=True,
-    help="Which rows of the per-requirement table to print.",
+    help="Which rows of the per-requirement table to print: the rules that failed, all, none.",
+)
+@click.option(
+    "--trace",
+    type=click.Path(dir_okay=False),
+    help="Write every request and response of the run to this file, one JSON line each.",
 )
 @click.option(
     "--write-expected-failures",
@@ -87,7 +93,7 @@ def testee(factory):
 )
 @click.pass_context
 def conformance(ctx, impl, transport, only, expected_failures, report, junit, timeout, no_goldens, table,
-                write_expected_failures, workdir, as_json):  # fmt: skip
+                trace, write_expected_failures, workdir, as_json):  # fmt: skip
     """Run the conformance suite against an implementation (the main job).
 
     Each scenario of conformance/scenarios is one test with a stable ID. At the end:
@@ -96,8 +102,9 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
 
     Exit status: 0 no MUST failed; 1 a MUST failed, or the expected-failure file was
     contradicted (a listed test passed, failed differently, was skipped or does not
-    exist); 2 the command could not run. `klogspec conformance check` validates the
-    scenario files instead.
+    exist); 2 the command could not run: bad usage, an implementation that cannot be
+    started, a malformed expected-failure file, or an error of the harness itself.
+    `klogspec conformance check` validates the scenario files instead.
     """
     if ctx.invoked_subcommand is not None:
         return
@@ -105,28 +112,41 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     import sys
 
     from rich.console import Console
+    from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from . import expected as xf
-    from .report import exit_status, print_failures, print_table, to_json, write_json, write_junit
+    from .report import (
+        exit_status,
+        print_causes,
+        print_failures,
+        print_table,
+        to_json,
+        write_json,
+        write_junit,
+    )  # fmt: skip
+    from .runner import HarnessError
     from .suite import run_suite, select
-    from .transport import resolve_impl
+    from .transport import CannotStart, resolve_impl
 
-    err = Console(stderr=True, highlight=False)
-    out = Console(highlight=False, soft_wrap=True)
+    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
+    out = Console(highlight=False, soft_wrap=True, emoji=False)
+
+    def stop(message: str) -> None:
+        err.print(f"[red]error:[/] {escape(message)}")
+        sys.exit(EXIT_USAGE)
+
     try:
         spec = resolve_impl(impl, transport)
-    except ValueError as exc:
-        err.print(f"[red]error:[/] {exc}")
-        sys.exit(EXIT_USAGE)
+    except (ValueError, CannotStart) as exc:
+        stop(str(exc))
     scenarios, unknown = select(only)
     if unknown:
         err.print(f"[red]error:[/] no test matches {', '.join(unknown)}")
         sys.exit(EXIT_USAGE)
     expectations, problems = xf.load(expected_failures)
     if problems:
-        err.print("[red]error:[/] " + "; ".join(problems))
-        sys.exit(EXIT_USAGE)
+        stop(f"{expected_failures}: " + "; ".join(problems))
 
     with Progress(
         TextColumn("[bold]conformance[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -142,10 +162,19 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
                     f"[red]{label}[/] {outcome.id} ({outcome.result.category or outcome.status})"
                 )
 
-        suite = run_suite(
-            spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
-            workdir=workdir, on_result=on_result,
-        )  # fmt: skip
+        trace_file = None
+        try:
+            trace_file = open(trace, "w", encoding="utf-8") if trace else None  # noqa: SIM115
+            suite = run_suite(
+                spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
+                workdir=workdir, on_result=on_result, trace=trace_file,
+            )  # fmt: skip
+        except (CannotStart, HarnessError, OSError) as exc:
+            progress.stop()
+            stop(str(exc))
+        finally:
+            if trace_file is not None:
+                trace_file.close()
     data = to_json(suite, expected_failures)
     if report:
         write_json(data, report)
@@ -164,6 +193,7 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
         hello = suite.hello or {}
         out.print(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via {spec.transport}"
                   f" (features: {', '.join(sorted(hello.get('features', []))) or 'none'})", markup=False)  # fmt: skip
+        print_causes(suite, out)
         if table != "none":
             print_table(suite, out, only_failing=table == "failing")
         print_failures(suite, out)
@@ -215,6 +245,43 @@ def list_command(as_json):
             click.echo(json.dumps({**s.to_data(), "level": s.level}, sort_keys=True))
         else:
             click.echo(f"{s.id}\t{s.level}\t{' '.join(s.requirements)}")
+
+
+@conformance.command("show")
+@click.argument("test_id")
+@click.option("--json", "as_json", is_flag=True, help="Print the expanded scenario as JSON.")
+def show_command(test_id, as_json):
+    """Print one scenario, its families expanded: requirements with their levels, the
+    config, the features it needs, and every step numbered as failures name them (step 0
+    is the scenario's implicit open)."""
+    import json
+
+    from .diagnostics import describe_step, show
+    from .scenarios import by_id, load_requirements
+
+    scenario = by_id().get(test_id)
+    if scenario is None:
+        click.echo(f"error: no test {test_id} (`klogspec conformance list` lists them)", err=True)
+        raise SystemExit(EXIT_USAGE)
+    if as_json:
+        click.echo(json.dumps({**scenario.to_data(), "level": scenario.level}, indent=1))
+        return
+    levels = load_requirements()
+    click.echo(f"{scenario.id}: {scenario.title}")
+    click.echo(f"  level: {scenario.level}; from {scenario.source}")
+    for req in scenario.requirements:
+        entry = levels.get(req, {})
+        click.echo(f"  {req} {entry.get('level', '?')}: {entry.get('rule', '')}")
+    click.echo(f"  partition: {scenario.partition}; start_ms: {scenario.start_ms}")
+    click.echo(f"  config: {show(scenario.config)}")
+    if scenario.needs:
+        click.echo(f"  needs: {', '.join(sorted(scenario.needs))}")
+    if scenario.open:
+        click.echo("  step 0  open (the scenario's own)")
+    for number, step in enumerate(scenario.steps, 1):
+        click.echo(f"  step {number}  {describe_step(step)}")
+        for key, value in step.items():
+            click.echo(f"          {key}: {show(value)}")
 
 
 @click.group()

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
+from typing import NamedTuple
 
 from reference_impl.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from reference_impl.errors import KafkaLogError
@@ -30,6 +31,8 @@ from reference_impl.index import (
 )
 from reference_impl.producer_snapshot import read_snapshot
 from reference_impl.records import iter_batches
+
+from .diagnostics import names, show
 
 INT32_MAX = 2**31 - 1
 _SEGMENT_NAME = re.compile(
@@ -230,10 +233,16 @@ def live_segments(partition_files: dict[str, bytes]) -> dict[int, dict[str, byte
 
 
 def invariants(
-    partition_files: dict[str, bytes], config: dict, closed: bool
+    partition_files: dict[str, bytes], config: dict, closed: bool, *, pristine: bool = False
 ) -> list[tuple[list[str], str]]:
     """INDEX-13 to INDEX-17 on every segment (FLUSH-9 too once closed): a list of
-    (requirement IDs, what is wrong)."""
+    (requirement IDs, what is wrong).
+
+    ``pristine``: no truncation, crash or damage came before. Then an open active index
+    holds only its entries before its zeros (no truncation left stale ones), so INDEX-13
+    to INDEX-16 apply to it too; and every trimmed time index ends with the entry of its
+    segment's largest timestamp (INDEX-9: ROLL-17 at a roll, FLUSH-8 at close), which a
+    load that recovered nothing could not know (FLUSH-8 "known in memory")."""
     problems: list[tuple[list[str], str]] = []
     segments = live_segments(partition_files)
     index_bytes = config.get("segment_index_bytes", 10 * 1024 * 1024)
@@ -254,20 +263,45 @@ def invariants(
                         f"{name}.log: the batch at {b['position']} has a wrong CRC",
                     )
                 )
-        if base == active and not closed:
+        open_active = base == active and not closed
+        if open_active and not pristine:
             # an open active index's entries live in memory: past them the file may hold
-            # zeros or stale entries a truncation left (abstract_index.py); only its
-            # trimmed form, at roll or close, is fixed by the spec
+            # zeros or stale entries a truncation or a rebuild left (abstract_index.py);
+            # only its trimmed form, at roll or close, is fixed by the spec
             continue
         if "index" in files:
             problems += _offset_index_problems(
-                name, base, files["index"], batches, index_bytes, closed
+                name, base, files["index"], batches, index_bytes, closed, not open_active
             )
         if "timeindex" in files:
             problems += _time_index_problems(
-                name, base, files["timeindex"], batches, index_bytes, closed
+                name, base, files["timeindex"], batches, index_bytes, closed, not open_active
             )
+            if pristine and not open_active:
+                final = "FLUSH-8" if closed and base == active else "ROLL-17"
+                problems += _final_time_entry(name, base, files["timeindex"], batches, final)
     return problems
+
+
+def _final_time_entry(name, base, data, batches, rule) -> list:
+    """A trimmed time index ends with (largest timestamp, the last offset of the first
+    batch that has it) when a batch of its segment has a timestamp (INDEX-9, INDEX-11)."""
+    stamped = [b for b in batches if b.get("max_timestamp", -1) >= 0]
+    if not stamped:
+        return []
+    largest = max(b["max_timestamp"] for b in stamped)
+    first = next(b for b in stamped if b["max_timestamp"] == largest)
+    entries = real_time_entries(data, base)
+    want = [largest, first["last_offset"]]
+    if entries and entries[-1] == want:
+        return []
+    last = f"ends with {show(entries[-1])}" if entries else "is empty"
+    return [
+        (
+            ["INDEX-9", rule],
+            f"{name}.timeindex: {last}; a trimmed time index ends with {show(want)}, the segment's largest timestamp and its offset",
+        )
+    ]
 
 
 def _size_problems(name, data, entries, size, index_bytes, closed) -> list:
@@ -290,10 +324,20 @@ def _size_problems(name, data, entries, size, index_bytes, closed) -> list:
     return problems
 
 
-def _offset_index_problems(name, base, data, batches, index_bytes, closed):
-    entries = real_offset_entries(data, base)
+def trimmed_offset_entries(data: bytes, base: int) -> list[list[int]]:
+    """The entries of a trimmed offset index, where every slot is an entry (INDEX-5): an
+    all-zero first slot is the entry (base offset, 0), which a log that indexes its first
+    append (against the SHOULD of INDEX-7) writes; later ones end the entries as in
+    real_offset_entries."""
+    if len(data) >= 8 and data[:8] == bytes(8):
+        return [[base, 0], *real_offset_entries(data[8:], base)]
+    return real_offset_entries(data, base)
+
+
+def _offset_index_problems(name, base, data, batches, index_bytes, closed, trimmed=True):
+    entries = trimmed_offset_entries(data, base) if trimmed else real_offset_entries(data, base)
     label = f"{name}.index"
-    problems = _size_problems(label, data, entries, 8, index_bytes, closed)
+    problems = _size_problems(label, data, entries, 8, index_bytes, closed) if trimmed else []
     starts = {b["position"]: i for i, b in enumerate(batches)}
     previous = None
     for offset, position in entries:
@@ -328,10 +372,10 @@ def _offset_index_problems(name, base, data, batches, index_bytes, closed):
     return problems
 
 
-def _time_index_problems(name, base, data, batches, index_bytes, closed):
+def _time_index_problems(name, base, data, batches, index_bytes, closed, trimmed=True):
     entries = real_time_entries(data, base)
     label = f"{name}.timeindex"
-    problems = _size_problems(label, data, entries, 12, index_bytes, closed)
+    problems = _size_problems(label, data, entries, 12, index_bytes, closed) if trimmed else []
     previous = None
     for timestamp, offset in entries:
         if timestamp < 0 or (
@@ -364,6 +408,17 @@ def _time_index_problems(name, base, data, batches, index_bytes, closed):
 # --- scenario expectations on files -------------------------------------------------------
 
 
+class FileProblem(NamedTuple):
+    """One failed expectation of a ``files`` step: the check (``key``: a key of the step,
+    or ``exactly-missing`` / ``exactly-extra``), the file it is about (its name in the
+    partition directory, ``../<name>`` for the log directory's, None for the directory),
+    and what is wrong."""
+
+    key: str
+    file: str | None
+    message: str
+
+
 def check_files(
     spec: dict,
     root: Path,
@@ -371,7 +426,7 @@ def check_files(
     topic: str,
     partition_number: int,
     features: set[str] | frozenset[str] | None = None,
-) -> list[str]:
+) -> list[FileProblem]:
     """A scenario's ``files`` step against the directory; a list of mismatches.
     ``exactly`` leaves out, on both sides, the files of features not in ``features``, and
     ``exist``, ``absent``, ``size`` and ``text`` skip the names of such files (the other keys
@@ -379,7 +434,7 @@ def check_files(
     a list: any of its values passes (CKPT-B-7: the file holds what was right when the log
     chose to write it)."""
     pdir = root / partition
-    problems: list[str] = []
+    problems: list[FileProblem] = []
 
     def path(name: str) -> Path:
         return (
@@ -392,88 +447,111 @@ def check_files(
         p = path(name)
         return p.read_bytes() if p.is_file() else None
 
+    def problem(key: str, name: str | None, message: str) -> None:
+        shown = None if name is None else (name if name.startswith("../") else expand_name(name))
+        problems.append(FileProblem(key, shown, message))
+
     if "exactly" in spec:
         want = sorted(expand_name(n) for n in spec["exactly"] if is_visible(n, features))
         have = sorted(
             p.name for p in (pdir.iterdir() if pdir.exists() else ()) if p.is_file()
             if is_visible(p.name, features)
         )  # fmt: skip
-        if want != have:
-            extra, missing = sorted(set(have) - set(want)), sorted(set(want) - set(have))
-            problems.append(f"files: unexpected {extra}, missing {missing}")
+        for name in sorted(set(want) - set(have)):
+            problem(
+                "exactly-missing",
+                name,
+                f"{name}: missing (the directory should hold exactly {names(want)})",
+            )
+        for name in sorted(set(have) - set(want)):
+            problem(
+                "exactly-extra",
+                name,
+                f"{name}: should not exist (the directory should hold exactly {names(want)})",
+            )
 
     def judged(name: str) -> bool:
         return is_visible(name, features)
 
     for name in filter(judged, spec.get("exist", ())):
         if read(name) is None:
-            problems.append(f"{expand_name(name)}: missing")
+            problem("exist", name, f"{expand_name(name)}: missing")
     for name in filter(judged, spec.get("absent", ())):
         if path(name).exists():
-            problems.append(f"{expand_name(name)}: should not exist")
+            problem("absent", name, f"{expand_name(name)}: should not exist")
     for name, size in (spec.get("size") or {}).items():
         if not judged(name):
             continue
         data = read(name)
-        if data is None or len(data) != size:
-            problems.append(
-                f"{expand_name(name)}: {None if data is None else len(data)} bytes, expected {size}"
-            )
+        if data is None:
+            problem("size", name, f"{expand_name(name)}: missing, expected {size} bytes")
+        elif len(data) != size:
+            problem("size", name, f"{expand_name(name)}: {len(data)} bytes, expected {size}")
     for name, text in (spec.get("text") or {}).items():
         if not judged(name):
             continue
         data = read(name)
-        if data is None or data.decode("utf-8", "replace") != text:
-            problems.append(
-                f"{expand_name(name)}: holds {None if data is None else data.decode('utf-8', 'replace')!r}, expected {text!r}"
+        if data is None:
+            problem("text", name, f"{expand_name(name)}: missing, expected {show(text)}")
+        elif data.decode("utf-8", "replace") != text:
+            problem(
+                "text",
+                name,
+                f"{expand_name(name)}: holds {show(data.decode('utf-8', 'replace'))}, expected {show(text)}",
             )
     for name, want in (spec.get("log") or {}).items():
         data = read(name)
-        have = (
-            None
-            if data is None
-            else [[b["base_offset"], b["last_offset"]] for b in decode_log(data)["batches"]]
-        )
+        if data is None:
+            problem("log", name, f"{expand_name(name)}: missing, expected batches {show(want)}")
+            continue
+        have = [[b["base_offset"], b["last_offset"]] for b in decode_log(data)["batches"]]
         if have != want:
-            problems.append(f"{expand_name(name)}: batches {have}, expected {want}")
+            problem(
+                "log", name, f"{expand_name(name)}: batches {show(have)}, expected {show(want)}"
+            )
     for name, want in (spec.get("log_tail") or {}).items():
         data = read(name)
-        have = None if data is None else decode_log(data)["tail_bytes"]
+        if data is None:
+            problem("log_tail", name, f"{expand_name(name)}: missing")
+            continue
+        have = decode_log(data)["tail_bytes"]
         if have != want:
-            problems.append(
-                f"{expand_name(name)}: {have} bytes after the last whole batch, expected {want}"
+            problem(
+                "log_tail",
+                name,
+                f"{expand_name(name)}: {have} bytes after the last whole batch, expected {want}",
             )
     for key, decoder in (("offset_index", real_offset_entries), ("time_index", real_time_entries)):
         for name, want in (spec.get(key) or {}).items():
             data = read(name)
-            base = segment_file(expand_name(name))[0]
-            have = None if data is None else decoder(data, base)
+            if data is None:
+                problem(key, name, f"{expand_name(name)}: missing, expected entries {show(want)}")
+                continue
+            have = decoder(data, segment_file(expand_name(name))[0])
             if have != want:
-                problems.append(f"{expand_name(name)}: entries {have}, expected {want}")
-    for lookup in spec.get("offset_lookup", ()):
-        data = read(lookup["file"])
-        base = segment_file(expand_name(lookup["file"]))[0]
-        if data is None:
-            problems.append(f"{expand_name(lookup['file'])}: missing")
-            continue
-        entries = [OffsetPosition(o, p) for o, p in real_offset_entries(data, base)]
-        found = lookup_offset(entries, lookup["target"], base)
-        if [found.offset, found.position] != lookup["expect"]:
-            problems.append(
-                f"{expand_name(lookup['file'])}: lookup({lookup['target']}) = {[found.offset, found.position]}, expected {lookup['expect']}"
+                problem(
+                    key, name, f"{expand_name(name)}: entries {show(have)}, expected {show(want)}"
+                )
+    for key, decoder, entry, lookup_in in (
+        ("offset_lookup", real_offset_entries, OffsetPosition, lookup_offset),
+        ("time_lookup", real_time_entries, TimestampOffset, lookup_timestamp),
+    ):
+        for lookup in spec.get(key, ()):
+            name = lookup["file"]
+            data = read(name)
+            if data is None:
+                problem(key, name, f"{expand_name(name)}: missing")
+                continue
+            base = segment_file(expand_name(name))[0]
+            found = list(
+                lookup_in([entry(*e) for e in decoder(data, base)], lookup["target"], base)
             )
-    for lookup in spec.get("time_lookup", ()):
-        data = read(lookup["file"])
-        base = segment_file(expand_name(lookup["file"]))[0]
-        if data is None:
-            problems.append(f"{expand_name(lookup['file'])}: missing")
-            continue
-        entries = [TimestampOffset(t, o) for t, o in real_time_entries(data, base)]
-        found = lookup_timestamp(entries, lookup["target"], base)
-        if [found.timestamp, found.offset] != lookup["expect"]:
-            problems.append(
-                f"{expand_name(lookup['file'])}: lookup({lookup['target']}) = {[found.timestamp, found.offset]}, expected {lookup['expect']}"
-            )
+            if found != lookup["expect"]:
+                problem(
+                    key,
+                    name,
+                    f"{expand_name(name)}: lookup({lookup['target']}) gives {show(found)}, expected {show(lookup['expect'])}",
+                )
     if "snapshots" in spec:
         have = sorted(
             base
@@ -483,56 +561,92 @@ def check_files(
             if kind == "snapshot" and not marker
         )
         if have != sorted(spec["snapshots"]):
-            problems.append(f"snapshots at {have}, expected {sorted(spec['snapshots'])}")
+            problem(
+                "snapshots",
+                None,
+                f"snapshots at offsets {show(have)}, expected {show(sorted(spec['snapshots']))}",
+            )
     for name, want in (spec.get("producer_snapshot") or {}).items():
-        problems += _snapshot_problems(expand_name(name), read(name), want)
+        for message in _snapshot_problems(expand_name(name), read(name), want):
+            problem("producer_snapshot", name, message)
     for name, want in (spec.get("txn_index") or {}).items():
         data = read(name)
-        try:
-            have = (
-                None
-                if data is None
-                else [
-                    [t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset]
-                    for t in read_txn_index(data)
-                ]
+        if data is None:
+            problem(
+                "txn_index", name, f"{expand_name(name)}: missing, expected entries {show(want)}"
             )
-        except KafkaLogError as exc:
-            have = f"unreadable ({exc.category.value})"
-        if have != want:
-            problems.append(f"{expand_name(name)}: entries {have}, expected {want}")
-    if "epochs" in spec:
-        data = read("leader-epoch-checkpoint")
-        try:
-            have = (
-                None
-                if data is None
-                else [[e.epoch, e.start_offset] for e in read_leader_epoch_checkpoint(data)]
-            )
-        except (KafkaLogError, ValueError) as exc:
-            have = f"unreadable ({exc})"
-        if have != spec["epochs"]:
-            problems.append(f"leader-epoch-checkpoint: entries {have}, expected {spec['epochs']}")
-    optional = {name: want for name, want in (spec.get("checkpoint_if_present") or {}).items()}
-    for name, want in {**(spec.get("checkpoint") or {}), **optional}.items():
-        data = read(f"../{name}")
-        if data is None and name in optional:
             continue
         try:
-            entries = [] if data is None else read_offset_checkpoint(data)
+            have = [
+                [t.producer_id, t.first_offset, t.last_offset, t.last_stable_offset]
+                for t in read_txn_index(data)
+            ]
+        except KafkaLogError as exc:
+            problem(
+                "txn_index",
+                name,
+                f"{expand_name(name)}: unreadable ({exc.category.value}), expected entries {show(want)}",
+            )
+            continue
+        if have != want:
+            problem(
+                "txn_index",
+                name,
+                f"{expand_name(name)}: entries {show(have)}, expected {show(want)}",
+            )
+    if "epochs" in spec:
+        data = read("leader-epoch-checkpoint")
+        if data is None:
+            problem(
+                "epochs",
+                "leader-epoch-checkpoint",
+                f"leader-epoch-checkpoint: missing, expected entries {show(spec['epochs'])}",
+            )
+        else:
+            try:
+                have = [[e.epoch, e.start_offset] for e in read_leader_epoch_checkpoint(data)]
+            except (KafkaLogError, ValueError) as exc:
+                have = None
+                problem(
+                    "epochs",
+                    "leader-epoch-checkpoint",
+                    f"leader-epoch-checkpoint: unreadable ({exc}), expected entries {show(spec['epochs'])}",
+                )
+            if have is not None and have != spec["epochs"]:
+                problem(
+                    "epochs",
+                    "leader-epoch-checkpoint",
+                    f"leader-epoch-checkpoint: entries {show(have)}, expected {show(spec['epochs'])}",
+                )
+    optional = {name: want for name, want in (spec.get("checkpoint_if_present") or {}).items()}
+    for name, want in {**(spec.get("checkpoint") or {}), **optional}.items():
+        key = "checkpoint_if_present" if name in optional else "checkpoint"
+        data = read(f"../{name}")
+        allowed = want if isinstance(want, list) else [want]
+        if data is None:
+            if name not in optional and None not in allowed:
+                problem(
+                    key,
+                    f"../{name}",
+                    f"{name}: missing, expected an entry for {topic}-{partition_number} of "
+                    + " or ".join(str(w) for w in allowed),
+                )
+            continue
+        try:
+            entries = read_offset_checkpoint(data)
         except (KafkaLogError, ValueError) as exc:
-            problems.append(f"{name}: unreadable ({exc})")
+            problem(key, f"../{name}", f"{name}: unreadable ({exc})")
             continue
         have = next(
             (e.offset for e in entries if (e.topic, e.partition) == (topic, partition_number)), None
         )
-        allowed = want if isinstance(want, list) else [want]
-        if data is None and None not in allowed:
-            problems.append(f"{name}: missing")
-        elif have not in allowed:
-            shown = " or ".join(str(w) for w in allowed)
-            problems.append(
-                f"{name}: entry for {topic}-{partition_number} is {have}, expected {shown}"
+        if have not in allowed:
+            held = "no entry" if have is None else f"the entry {have}"
+            wanted = " or ".join("none" if w is None else str(w) for w in allowed)
+            problem(
+                key,
+                f"../{name}",
+                f"{name}: holds {held} for {topic}-{partition_number}, expected {wanted}",
             )
     return problems
 
@@ -549,10 +663,10 @@ def _snapshot_problems(name: str, data: bytes | None, want: list[dict]) -> list[
     problems = []
     wanted = {e["producer_id"]: e for e in want}
     if sorted(have) != sorted(wanted):
-        problems.append(f"{name}: producers {sorted(have)}, expected {sorted(wanted)}")
+        problems.append(f"{name}: producers {show(sorted(have))}, expected {show(sorted(wanted))}")
     for pid in sorted(set(have) & set(wanted)):
         wrong = {k: (have[pid][k], v) for k, v in wanted[pid].items() if have[pid][k] != v}
         if wrong:
-            shown = ", ".join(f"{k} {a} (expected {b})" for k, (a, b) in wrong.items())
+            shown = ", ".join(f"{k} {show(a)} (expected {show(b)})" for k, (a, b) in wrong.items())
             problems.append(f"{name}: producer {pid}: {shown}")
     return problems

@@ -16,8 +16,16 @@ silently.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from pathlib import Path
+
+from .diagnostics import show
+
+# a test ID, as scenario.schema.json's id (no globs: a list names tests one by one)
+TEST_ID = re.compile(r"^[a-z][a-z0-9]*(\.[a-z0-9][a-z0-9_-]*)+$")
+# a failure category (results.md), e.g. files, unexpected_error, unexpected_error:RECORD_TOO_LARGE
+CATEGORY = re.compile(r"^[a-z][a-z_]*(:[A-Z][A-Z0-9_]*)?$")
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,9 @@ class Expectation:
 
 
 def parse(text: str) -> tuple[dict[str, Expectation], list[str]]:
-    """The expectations of a file and the problems with its lines."""
+    """The expectations of a file and the problems with its lines: a line must be a test
+    ID, optionally after a failure category and a colon; anything else is a problem
+    naming the line (``klogspec conformance`` then exits 2)."""
     found: dict[str, Expectation] = {}
     problems: list[str] = []
     for number, raw in enumerate(text.splitlines(), 1):
@@ -38,13 +48,19 @@ def parse(text: str) -> tuple[dict[str, Expectation], list[str]]:
         parts = line.rsplit(None, 1)
         category = None
         if len(parts) == 2:
-            if not parts[0].endswith(":"):
+            category = parts[0][:-1].strip() if parts[0].endswith(":") else None
+            if category is None or not CATEGORY.match(category):
                 problems.append(
-                    f"line {number}: expected '[category:] test-id', got {raw.strip()!r}"
+                    f"line {number}: expected '[category:] test-id', got {show(raw.strip())}"
                 )
                 continue
-            category = parts[0][:-1].strip()
         test_id = parts[-1]
+        if not TEST_ID.match(test_id):
+            problems.append(
+                f"line {number}: {show(test_id)} is not a test ID (expected '[category:] "
+                f"test-id', got {show(raw.strip())})"
+            )
+            continue
         if test_id in found:
             problems.append(f"line {number}: {test_id} is listed twice")
         found[test_id] = Expectation(test_id, category, number)

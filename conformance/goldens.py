@@ -51,6 +51,20 @@ def load_manifest_entries(root: Path | None = None) -> dict | None:
     return {entry["id"]: entry for entry in manifest["scenarios"]}
 
 
+def reference_file(scenario_id: str, name: str, sha256: str | None = None) -> bytes | None:
+    """The bytes of one file of the reference's run (``final/<scenario>/<name>``), when the
+    checked-in goldens have it (and it matches ``sha256`` when given): what failure
+    messages show as the reference's side."""
+    path = golden_dir() / "final" / scenario_id / name
+    try:
+        data = path.read_bytes()
+    except OSError:
+        return None
+    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
+        return None
+    return data
+
+
 def _file_entries(snapshot: dict[str, bytes]) -> dict[str, dict]:
     return {
         name: {

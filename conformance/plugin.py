@@ -130,10 +130,7 @@ class Case:
 
         result = self.runner.run(self.scenario)
         status, note = judge(result.status, result.category, self.expectation)
-        details = "\n".join(
-            f"[{f.level} {', '.join(f.requirements)}] {f.category}: {f.message}"
-            for f in result.failures
-        )
+        details = "\n".join(f.render() for f in result.failures)
         if status == "skipped":
             pytest.skip(result.skip_reason)
         if status == "xfail":

@@ -47,12 +47,16 @@ OPS = (
 )
 
 # The optional features a testee may claim in ``hello``; scenarios that need one it does
-# not claim are skipped with the reason. ``compression``: gzip, snappy, lz4 and zstd
-# batches (a leader decodes them, APPEND-14). A testee that does not claim
+# not claim are skipped with the reason. ``compression.<codec>``: batches compressed with
+# that codec (a leader decodes them, APPEND-14); a scenario needs the feature of each
+# codec it uses. ``compression`` alone, what testees claimed before the per-codec
+# features, claims all four (expand_features). A testee that does not claim
 # ``producer_snapshots`` may write ``.snapshot`` files or not: the harness ignores them.
+CODECS = ("gzip", "snappy", "lz4", "zstd")
 FEATURES = {
     "legacy_formats": "magic 0 and 1 entries (follower appends of legacy message sets)",
-    "compression": "compressed batches: gzip, snappy, lz4, zstd",
+    "compression": "all four codecs: the same as claiming compression.gzip, .snappy, .lz4 and .zstd",
+    **{f"compression.{codec}": f"batches compressed with {codec}" for codec in CODECS},
     "log_append_time": "message_timestamp_type LogAppendTime",
     "preallocate": "preallocate true (.log files created at segment_bytes)",
     "leader_epoch_checkpoint": "the leader-epoch-checkpoint file and cache (CKPT-B-1 to CKPT-B-4)",
@@ -61,6 +65,15 @@ FEATURES = {
     "transaction_index": "transactions: COMMIT/ABORT markers from the coordinator (append origin coordinator), aborted transactions in .txnindex, the last stable offset, read with isolation txn_committed (TXN-B, READ-21, READ-22)",
     "producer_snapshots": "producer .snapshot files written at roll, close and recovery and read at load (SNAP-B, RECOV-19); without it .snapshot files are ignored",
 }
+
+
+def expand_features(claimed) -> set[str]:
+    """The features a hello claims, ``compression`` read as every ``compression.<codec>``."""
+    features = set(claimed)
+    if "compression" in features:
+        features |= {f"compression.{codec}" for codec in CODECS}
+    return features
+
 
 APPEND_ORIGINS = ("client", "coordinator")  # append's optional origin; client by default
 ISOLATIONS = ("high_watermark", "txn_committed")  # read's optional isolation

@@ -20,7 +20,10 @@ from reference_impl.log_validator import AppendOrigin
 from .adapter import OperationError
 
 FEATURES = [
-    "compression",
+    "compression.gzip",
+    "compression.lz4",
+    "compression.snappy",
+    "compression.zstd",
     "crash_recovery",
     "idempotence",
     "leader_epoch_checkpoint",
@@ -119,7 +122,7 @@ class ReferenceAdapter:
         log = self._log()
         data = b"".join(batches)
         if origin not in ORIGINS or (origin != "client" and not assign_offsets):
-            raise OperationError("INVALID_ARGUMENT", f"origin {origin!r} of a follower append")
+            raise OperationError("INVALID_ARGUMENT", f"origin {origin} of a follower append")
         with _Errors():
             if assign_offsets:
                 info = log.append_as_leader(data, leader_epoch, ORIGINS[origin])
@@ -146,7 +149,7 @@ class ReferenceAdapter:
     ) -> dict:
         self._tick(now_ms)
         if isolation not in ISOLATIONS:
-            raise OperationError("INVALID_ARGUMENT", f"isolation {isolation!r}")
+            raise OperationError("INVALID_ARGUMENT", f"isolation {isolation}")
         with _Errors():
             fetch = self._log().read(
                 start_offset, max_bytes, max_offset, min_one_message, ISOLATIONS[isolation]

@@ -12,7 +12,7 @@ from rich.console import Console
 from rich.table import Table
 
 from .protocol import schema_errors
-from .suite import SuiteResult, requirement_rows
+from .suite import SuiteResult, common_causes, requirement_rows
 
 _STYLE = {
     "pass": "green",
@@ -72,6 +72,7 @@ def to_json(suite: SuiteResult, expected_file: str | None = None) -> dict:
         },
         "tests": tests,
         "requirements": requirement_rows(suite),
+        "causes": common_causes(suite),
         "expected_failures": {"file": expected_file, "problems": suite.list_problems},
     }
     return report
@@ -117,30 +118,61 @@ def write_junit(suite: SuiteResult, path: str | Path) -> None:
             kind = "recommended" if o.failure_level == "SHOULD" else (r.category or o.status)
             message = o.note or (r.failures[0].message if r.failures else o.status)
             element = ET.SubElement(case, "failure", type=kind, message=message[:500])
-            element.text = "\n".join(
-                f"[{f.level} {' '.join(f.requirements)}] {f.category}: {f.message}"
-                for f in r.failures
-            )
+            element.text = "\n".join(f.render() for f in r.failures)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
+TABLE_COLUMNS = (  # header, row key, justify: fits 80 columns with the longest rule IDs
+    ("rule", "id", "left"),
+    ("level", "level", "left"),
+    ("tests", "scenarios", "right"),
+    ("pass", "passed", "right"),
+    ("fail", "failed", "right"),
+    ("skip", "skipped", "right"),
+    ("xfail", "expected_failures", "right"),
+    ("status", "status", "left"),
+)
+
+
 def print_table(suite: SuiteResult, console: Console, only_failing: bool = False) -> None:
-    table = Table(box=box.SIMPLE_HEAD, title="Requirements", title_justify="left")
-    for column in ("rule", "level", "scenarios", "passed", "failed", "skipped", "xfail", "status"):
-        justify = "left" if column in ("rule", "level", "status") else "right"
-        table.add_column(column, justify=justify, no_wrap=True)
-    for row in requirement_rows(suite):
-        if only_failing and row["status"] in ("pass", "skipped"):
-            continue
-        table.add_row(
-            row["id"], row["level"], str(row["scenarios"]), str(row["passed"]), str(row["failed"]),
-            str(row["skipped"]), str(row["expected_failures"]),
-            f"[{_STYLE[row['status']]}]{row['status']}[/]",
-        )  # fmt: skip
+    """The per-requirement table; ``only_failing``: the rows that need attention."""
+    rows = [
+        row
+        for row in requirement_rows(suite)
+        if not only_failing or row["status"] not in ("pass", "skipped")
+    ]
+    if only_failing and not rows:
+        return
+    title = "Requirements that failed" if only_failing else "Requirements"
+    table = Table(box=box.SIMPLE_HEAD, title=title, title_justify="left", pad_edge=False)
+    for header, _, justify in TABLE_COLUMNS:
+        table.add_column(header, justify=justify, no_wrap=True)
+    for row in rows:
+        cells = [str(row[key]) for _, key, _ in TABLE_COLUMNS]
+        cells[-1] = f"[{_STYLE[row['status']]}]{row['status']}[/]"
+        table.add_row(*cells)
     console.print(table)
 
 
-def print_failures(suite: SuiteResult, console: Console) -> None:
+def print_causes(suite: SuiteResult, console: Console, limit: int = 8) -> None:
+    """Root causes that fail several tests, once each, before the failures one by one."""
+    causes = common_causes(suite)
+    if not causes:
+        return
+    console.print("Common causes:", markup=False)
+    for group in causes[:limit]:
+        tests = group["tests"]
+        console.print(
+            f"  {group['failures']} failures in {len(tests)} tests share: {group['cause']} "
+            f"[{group['level']} {', '.join(group['requirements'])}] "
+            f"(e.g. {', '.join(tests[:3])}{', ...' if len(tests) > 3 else ''})",
+            markup=False,
+        )
+    if len(causes) > limit:
+        console.print(f"  ... and {len(causes) - limit} more shared causes", markup=False)
+
+
+def print_failures(suite: SuiteResult, console: Console, per_test: int = 5) -> None:
     for o in suite.outcomes:
         if o.status not in ("failed", "xpass", "xfail-mismatch", "xskip"):
             continue
@@ -148,10 +180,9 @@ def print_failures(suite: SuiteResult, console: Console) -> None:
         console.print(
             f"[bold red]{label}[/] {o.id} ({o.status})" + (f": {o.note}" if o.note else "")
         )
-        for f in o.result.failures[:5]:
+        for f in o.result.failures[:per_test]:
+            console.print(f"    {f.render()}", markup=False)
+        if len(o.result.failures) > per_test:
             console.print(
-                f"    [{f.level} {', '.join(f.requirements)}] {f.category}: {f.message}",
-                markup=False,
+                f"    ... and {len(o.result.failures) - per_test} more (--report has them all)"
             )
-        if len(o.result.failures) > 5:
-            console.print(f"    ... and {len(o.result.failures) - 5} more")

@@ -15,14 +15,20 @@ Files of an optional feature the testee does not claim (``.snapshot`` files with
 the golden comparison of responses: a testee neither fails for them nor passes a
 scenario about them (such scenarios need the feature and are skipped).
 
-A failure carries a category (how it failed) and the requirement IDs it breaks (the
-step's ``reqs``, else the scenario's, or the specific rule of an invariant). A testee
-that crashes, hangs or breaks the protocol ends the scenario with that category.
+A failure carries a category (how it failed), the step and its operation, the requirement
+IDs it checks (the step's ``reqs``, else the scenario's; the specific rule of an invariant
+or of a golden field, check_rules.py) and a level: MUST unless the expectation rests on a
+SHOULD choice (index placement, preallocation, lazy index files). A testee that crashes,
+hangs or breaks the protocol ends the scenario with that category; a step the harness
+does itself (damage, set_mtime, file checks) on files the testee did not write, or wrote
+as something else, ends it as ``harness_step`` (Run.apply). Only the harness's own bugs
+escape, as HarnessError: the run stops with exit status 2.
 """
 
 from __future__ import annotations
 
 import base64
+import errno
 import hashlib
 import os
 import shutil
@@ -35,8 +41,17 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.files import parse_partition_dir_name
 from reference_impl.records import iter_batches
 
-from . import disk
+from . import check_rules, disk
 from .batches import build_all
+from .diagnostics import (
+    bytes_difference,
+    describe_damage,
+    describe_step,
+    names,
+    show,
+    text_difference,
+)
+from .goldens import reference_file
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
 
@@ -71,25 +86,62 @@ def level_of(requirements: list[str]) -> str:
     return min(found, key=LEVEL_ORDER.__getitem__) if found else "MUST"
 
 
+def weakest(*levels: str) -> str:
+    return max(levels, key=LEVEL_ORDER.__getitem__)
+
+
 @dataclass
 class Failure:
+    """One failed check. ``requirements`` are the rules it is about; ``choice`` the SHOULD
+    rules its expectation rests on (check_rules.py): with one, the failure is SHOULD.
+    ``step`` is the step's number as ``klogspec conformance show`` prints it (1 for the
+    first of ``steps``, 0 for the scenario's implicit ``open``, None for the checks at
+    the end); ``operation`` says what the step did; ``cause`` is a short phrase without
+    numbers, the same for every failure of one root cause (report.py groups by it)."""
+
     category: str
     message: str
     requirements: list[str]
     step: int | None = None
+    operation: str | None = None
+    cause: str | None = None
+    choice: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.requirements = sorted(set(self.requirements) | set(self.choice))
+        if self.cause is None:
+            self.cause = self.category
 
     @property
     def level(self) -> str:
-        return level_of(self.requirements)
+        own = level_of([r for r in self.requirements if r not in self.choice] or self.choice)
+        return weakest(own, *(level_of([c]) for c in self.choice))
+
+    @property
+    def where(self) -> str:
+        """``step 5 delete_segments_before(2)``, ``the end of the scenario``."""
+        if self.step is None:
+            return self.operation or "the end of the scenario"
+        return f"step {self.step} {self.operation or ''}".rstrip()
+
+    def render(self) -> str:
+        """The failure as one line of text output."""
+        rules = ", ".join(self.requirements)
+        return f"[{self.level} {rules}] {self.category} at {self.where}: {self.message}"
 
     def to_data(self) -> dict:
-        return {
+        data = {
             "category": self.category,
             "message": self.message,
             "requirements": self.requirements,
             "level": self.level,
             "step": self.step,
+            "operation": self.where,
+            "cause": self.cause,
         }
+        if self.choice:
+            data["choice"] = list(self.choice)
+        return data
 
 
 @dataclass
@@ -126,8 +178,37 @@ def _norm(op: str, response: Response) -> dict:
     return {"op": op, "ok": False, "code": response.code}
 
 
-class _Abort(Exception):
-    pass
+class _Absent:
+    """A result field the testee did not answer (shown as ``absent``)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+
+
+class StepError(Exception):
+    """A step the harness does itself (damage, set_mtime, snapshot, files) could not be
+    done on the testee's files: the test fails with this message, the run goes on."""
+
+    def __init__(self, message: str, cause: str) -> None:
+        super().__init__(message)
+        self.cause = cause
+
+
+_OS_REASONS = {
+    errno.ENOENT: "does not exist",
+    errno.EISDIR: "is a directory",
+    errno.ENOTDIR: "is not a directory, or a directory on its path is a file",
+    errno.EACCES: "cannot be read or written (permission denied)",
+    errno.EPERM: "cannot be read or written (operation not permitted)",
+    errno.EEXIST: "already exists",
+}
+
+
+def os_reason(exc: OSError) -> str:
+    return _OS_REASONS.get(exc.errno, exc.strerror or type(exc).__name__)
 
 
 class Run:
@@ -159,13 +240,33 @@ class Run:
         self.final_files: dict[str, bytes] | None = None
         self.snapshots: dict[str, dict[str, bytes]] = {}
         self.step_index: int | None = None
+        self.operation: str | None = None  # what the current step does, in words
+        self.last_operation: str | None = None  # the last step that was not a files check
+        self.recovered = False  # a crash or damage came before the current step
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
     # --- helpers ---
-    def fail(self, category: str, message: str, reqs: list[str] | None = None) -> None:
+    def fail(
+        self,
+        category: str,
+        message: str,
+        reqs: list[str] | None = None,
+        *,
+        cause: str | None = None,
+        choice: list[str] | None = None,
+    ) -> None:
+        step = None if self.step_index is None else self.step_index + 1
         self.failures.append(
-            Failure(category, message, sorted(reqs or self.s.requirements), self.step_index)
+            Failure(
+                category,
+                message,
+                sorted(reqs or self.s.requirements),
+                step,
+                self.operation,
+                cause,
+                list(choice or ()),
+            )
         )
 
     def reqs(self, step: dict) -> list[str]:
@@ -180,13 +281,59 @@ class Run:
     def run(self) -> None:
         self.root.mkdir(parents=True, exist_ok=True)
         if self.s.open:
-            self.step_index = -1
+            self.step_index, self.operation = -1, "open (the scenario's own)"
             self.do_open({}, {}, self.s.requirements)
+            self.last_operation = "open"
         for i, step in enumerate(self.s.steps):
             self.step_index = i
-            self.do_step(step)
-        self.step_index = None
-        self.final_checks()
+            self.operation = "damage" if "damage" in step else describe_step(step)
+            if "files" in step and self.last_operation:
+                self.operation = f"{self.last_operation} then files"
+            if not self.apply(step, lambda step=step: self.do_step(step)):
+                return  # the later steps assume this one happened
+            if "files" not in step and "snapshot" not in step:
+                self.last_operation = self.operation
+            if "crash" in step or "damage" in step:
+                self.recovered = True
+        self.step_index, self.operation = None, "the end of the scenario"
+        self.apply({}, self.final_checks)
+
+    def apply(self, step: dict, action) -> bool:
+        """Do one step (or the final checks). A step the harness cannot do on the testee's
+        files (a file it did not write, a directory where a file should be, a file that
+        does not read) fails the test with the step, the operation and the file; it never
+        ends the run. False when the scenario cannot go on."""
+        try:
+            action()
+        except StepError as exc:
+            self.fail("harness_step", str(exc), self.reqs(step), cause=exc.cause)
+        except OSError as exc:
+            where = self._relative(exc.filename)
+            self.fail(
+                "harness_step",
+                f"{where} {os_reason(exc)}" if where else os_reason(exc),
+                self.reqs(step),
+                cause=f"a file of the testee {os_reason(exc)}",
+            )
+        except KafkaLogError as exc:
+            self.fail(
+                "harness_step",
+                f"a file of the testee does not decode: {exc}",
+                self.reqs(step),
+                cause=f"a file of the testee does not decode ({exc.category.value})",
+            )
+        else:
+            return True
+        return False
+
+    def _relative(self, filename) -> str | None:
+        if not filename:
+            return None
+        path = Path(os.fsdecode(filename))
+        for base in (self.pdir, self.root):
+            if path.is_relative_to(base):
+                return path.relative_to(base).as_posix()
+        return str(path)
 
     def do_step(self, step: dict) -> None:
         expect = step.get("expect") or {}
@@ -196,24 +343,23 @@ class Run:
         elif "damage" in step:
             self.damaged = True
             for damage in step["damage"]:
-                apply_damage(self.root, self.pdir, damage, self.now)
+                self._damage(damage)
             if self.corrupt_files is None:
                 self.corrupt_files = disk.snapshot(self.root)
         elif "set_mtime" in step:
             ns = step["set_mtime"]["ms"] * 1_000_000
-            os.utime(self._path(step["set_mtime"]["file"]), ns=(ns, ns))
+            path = self._path(step["set_mtime"]["file"])
+            if not path.is_file():
+                reason = self._absent(path) if not path.exists() else "is not a regular file"
+                raise StepError(
+                    f"sets the modification time of {self._shown(path)}, but it {reason}",
+                    "set_mtime of a file the testee did not write",
+                )
+            os.utime(path, ns=(ns, ns))
         elif "snapshot" in step:
             self.snapshots[step["snapshot"]] = self._files()
         elif "files" in step:
-            for problem in disk.check_files(
-                step["files"],
-                self.root,
-                self.s.partition,
-                self.topic,
-                self.partition_number,
-                self.features,
-            ):
-                self.fail("files", problem, reqs)
+            self._check_files(step, reqs)
             if "unchanged_since" in step["files"]:
                 self._unchanged_since(step["files"]["unchanged_since"], reqs)
         elif "open" in step:
@@ -228,6 +374,66 @@ class Run:
             op = next(k for k in OP_KEYS if k in step)
             self.do_op(op, step[op] or {}, expect, reqs)
 
+    def _damage(self, damage: dict) -> None:
+        """One damage operation; a file it needs that the testee did not write fails the
+        test, naming the operation and the file."""
+        try:
+            apply_damage(self.root, self.pdir, damage, self.now)
+        except OSError as exc:
+            path = Path(os.fsdecode(exc.filename)) if exc.filename else None
+            reason = self._absent(path) if path and exc.errno == errno.ENOENT else os_reason(exc)
+            shown = f"{self._shown(path)} " if path else ""
+            raise StepError(
+                f"{describe_damage(damage)}, but {shown}{reason}",
+                f"damage needs a file that {'the testee did not write' if exc.errno == errno.ENOENT else os_reason(exc)}",
+            ) from exc
+
+    def _shown(self, path: Path) -> str:
+        return self._relative(path) or str(path)
+
+    def _absent(self, path: Path) -> str:
+        """Why a file is not there, and whether the reference's run has it."""
+        if not self.pdir.is_dir():
+            return "does not exist, nor does the testee's partition directory"
+        name = self._relative(path)
+        relative = f"{self.s.partition}/{name}" if path.is_relative_to(self.pdir) else name
+        has = reference_file(self.s.id, relative) is not None if self.golden else None
+        return "does not exist: the testee did not write it" + (
+            " (the reference's run has it)" if has else ""
+        )
+
+    def _check_files(self, step: dict, reqs: list[str]) -> None:
+        """A ``files`` step: each failed expectation tagged with the rules it checks and
+        the SHOULD choices it rests on (check_rules.py)."""
+        problems = disk.check_files(
+            step["files"], self.root, self.s.partition, self.topic, self.partition_number,
+            self.features,
+        )  # fmt: skip
+        if not problems:
+            return
+        live = (
+            [disk.segment_file(p.name) for p in self.pdir.iterdir()] if self.pdir.is_dir() else []
+        )
+        active = max((b for b, k, m in live if k == "log" and not m), default=None)
+        for problem in problems:
+            base, kind, marker = disk.segment_file(problem.file or "")
+            path = self._path(problem.file) if problem.file else None
+            choice = check_rules.files_check_choice(
+                problem.key, kind, marker,
+                recovered=self.recovered,
+                trimmed=self.closed or (base is not None and base != active),
+                created_with_log=base == 0 and "MODEL-2" in self.s.requirements,
+                empty=path is not None and path.is_file() and path.stat().st_size == 0,
+            )  # fmt: skip
+            subject = f".{kind}{marker}" if kind else (problem.file or "").rpartition("/")[2]
+            rules, cause = reqs, f"files: {problem.key} {subject}".rstrip()
+            if problem.key == "text" and subject == "leader-epoch-checkpoint":
+                want = step["files"]["text"][subject].encode()
+                mine = path.read_bytes() if path is not None and path.is_file() else None
+                if mine is not None and _epoch_entries(mine) == _epoch_entries(want) is not None:
+                    rules, cause = check_rules.EPOCH_FORMAT, f"{subject}: format (the same entries)"
+            self.fail("files", problem.message, rules, cause=cause, choice=choice)
+
     def _unchanged_since(self, name: str, reqs: list[str]) -> None:
         def kept(files: dict[str, bytes]) -> dict[str, bytes]:
             return {k: v for k, v in files.items() if not k.endswith(".deleted")}
@@ -235,7 +441,12 @@ class Run:
         before, now = kept(self.snapshots.get(name, {})), kept(self._files())
         changed = sorted(k for k in set(before) | set(now) if before.get(k) != now.get(k))
         if changed:
-            self.fail("files", f"changed since snapshot {name}: {changed}", reqs)
+            self.fail(
+                "files",
+                f"changed since snapshot {name}: {names(changed)}",
+                reqs,
+                cause="files: changed where nothing may change",
+            )
 
     def _files(self) -> dict[str, bytes]:
         """Every file under the log directory this testee is judged on (disk.visible)."""
@@ -302,17 +513,21 @@ class Run:
                 self.fail("missing_error", f"{op}: succeeded, expected a refusal", reqs)
         elif wanted is not None:
             if response.ok:
-                self.fail("missing_error", f"{op}: succeeded, expected {wanted}", reqs)
+                self.fail(
+                    "missing_error", f"succeeded, expected {wanted}", reqs,
+                    cause=f"{op}: succeeded, expected {wanted}",
+                )  # fmt: skip
             elif response.code != wanted:
                 self.fail(
-                    "wrong_error", f"{op}: refused with {response.code}, expected {wanted}", reqs
-                )
+                    "wrong_error", f"refused with {response.code}, expected {wanted}", reqs,
+                    cause=f"{op}: refused with {response.code}, expected {wanted}",
+                )  # fmt: skip
         elif not response.ok:
+            said = f" ({response.message[:200]})" if response.message else ""
             self.fail(
-                f"unexpected_error:{response.code}",
-                f"{op}: refused with {response.code} ({response.message[:200]})",
-                reqs,
-            )
+                f"unexpected_error:{response.code}", f"refused with {response.code}{said}", reqs,
+                cause=f"{op}: refused with {response.code}",
+            )  # fmt: skip
         else:
             for key, want in expect.items():
                 if key in ("unchanged", "error", "refused"):
@@ -321,7 +536,11 @@ class Run:
                 if key == "aborted_transactions" and isinstance(want, list):
                     want = sorted(want)  # in any order (READ-22)
                 if have != want:
-                    self.fail("wrong_result", f"{op}: {key} is {have}, expected {want}", reqs)
+                    shown = "absent" if have is ABSENT else show(have)
+                    self.fail(
+                        "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
+                        cause=f"{op}: {key} differs from the scenario's",
+                    )  # fmt: skip
         if response.ok and op in ("open", "state"):
             self._state_rules(response.result)
         if before is not None:
@@ -330,11 +549,16 @@ class Run:
                 changed = sorted(
                     k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
                 )
-                what = f"files {changed}" if changed else f"state {before[1]} -> {after[1]}"
+                what = (
+                    f"the files {names(changed)}"
+                    if changed
+                    else f"the state {show(before[1])} -> {show(after[1])}"
+                )
                 self.fail(
                     "changed",
-                    f"{op}: a refused operation changed {what}",
+                    f"a refused operation changed {what}",
                     sorted(set(reqs) | {"MODEL-11"}),
+                    cause=f"{op}: a refused operation changed {'files' if changed else 'the state'}",
                 )
         if self.golden is not None and len(self.failures) == problems_before:
             self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
@@ -354,7 +578,7 @@ class Run:
         if key == "segment_bases":
             return [s["base_offset"] for s in result.get("segments", ())]
         if key == "aborted_transactions":
-            return _aborted(result.get(key, "<absent>"))
+            return _aborted(result.get(key, ABSENT))
         if key == "fetch_offset_metadata":
             m = result["fetch_offset_metadata"]
             return [
@@ -389,7 +613,7 @@ class Run:
             if key == "crc_valid":
                 return all(b.is_valid for b in batches)
             return [r.offset for b in batches for r in b.records()]
-        return result.get(key, "<absent>")
+        return result.get(key, ABSENT)
 
     def _state_rules(self, state: dict) -> None:
         if state["recovery_point"] > state["log_end_offset"]:
@@ -397,6 +621,7 @@ class Run:
                 "invariant",
                 f"recovery point {state['recovery_point']} above the LEO {state['log_end_offset']}",
                 ["MODEL-4"],
+                cause="the recovery point above the LEO",
             )
         lso = state.get("last_stable_offset")
         if (
@@ -411,11 +636,15 @@ class Run:
                 f"last stable offset {lso} outside [log start offset "
                 f"{state['log_start_offset']}, LEO {state['log_end_offset']}]",
                 ["TXN-B-7"],
+                cause="the last stable offset outside the log",
             )
         bases = [s["base_offset"] for s in state["segments"]]
         if bases != sorted(set(bases)):
             self.fail(
-                "invariant", f"segment base offsets {bases} do not strictly increase", ["MODEL-1"]
+                "invariant",
+                f"segment base offsets {show(bases)} do not strictly increase",
+                ["MODEL-1"],
+                cause="segment base offsets that do not increase",
             )
         limit = self.config.get("segment_bytes")
         if limit is not None and not self.damaged:
@@ -425,11 +654,16 @@ class Run:
                         "invariant",
                         f"segment {s['base_offset']} holds {s['size_bytes']} bytes, above segment_bytes {limit}",
                         ["ROLL-21"],
+                        cause="a segment above segment_bytes",
                     )
 
     def _compare_response(
         self, op: str, response: Response, reqs: list[str], any_code: bool = False
     ) -> None:
+        """The response against the reference's to the same request: each field that
+        differs is tagged with the rule that defines it (check_rules.py), or with the
+        step's rules when no single rule does. ``any_code``: the rule leaves a refusal's
+        code open, so only refused-or-not is compared."""
         index = len(self.responses) - 1
         golden = self.golden.get("responses", [])
         if index >= len(golden):
@@ -440,7 +674,10 @@ class Run:
         if want["ok"] != have["ok"] or (want.get("code") != have.get("code") and not any_code):
             got = "success" if have["ok"] else have["code"]
             wanted = "success" if want["ok"] else want["code"]
-            self.fail("golden_response", f"{op}: {got}, the reference gives {wanted}", reqs)
+            self.fail(
+                "golden_response", f"{got}, the reference gives {wanted}", reqs,
+                cause=f"{op}: {got}, the reference gives {wanted}",
+            )  # fmt: skip
             return
         if not want["ok"]:
             return
@@ -455,12 +692,20 @@ class Run:
             mine = have["result"][key]
             if key == "aborted_transactions":
                 mine, value = _aborted(mine), _aborted(value)  # in any order
-            if mine != value:
-                self.fail(
-                    "golden_response",
-                    f"{op}: {key} is {_short(mine)}, the reference gives {_short(value)}",
-                    sorted(set(reqs) | set(feature_reqs)),
-                )
+            if mine == value:
+                continue
+            if op == "read" and key == "data":
+                shown = bytes_difference(base64.b64decode(mine), base64.b64decode(value))
+                message = f"data differs from the reference's: {shown}"
+            else:
+                message = f"{key} is {show(mine)}, the reference gives {show(value)}"
+            rules = check_rules.response_field_rules(op, key) or sorted(
+                set(reqs) | set(feature_reqs)
+            )
+            self.fail(
+                "golden_response", message, rules,
+                cause=f"{op}: {key} differs from the reference's",
+            )  # fmt: skip
 
     # --- the end ---
     def final_checks(self) -> None:
@@ -472,23 +717,26 @@ class Run:
             if name.startswith(self.s.partition + "/")
         }
         if self.log_open or self.closed:
-            for reqs, problem in disk.invariants(partition_files, self.config, self.closed):
+            pristine = not self.recovered and not any(
+                "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
+            )
+            found = disk.invariants(partition_files, self.config, self.closed, pristine=pristine)
+            for reqs, problem in found:
                 if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
                     continue  # the harness's own damage, in a segment recovery need not read
-                self.fail("invariant", problem, reqs)
+                self.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
         if self.golden is not None:
             self._compare_files(files)
 
     def _compare_files(self, files: dict[str, bytes]) -> None:
         golden = self.golden.get("files", {})
-        names = sorted(set(golden) | set(files))
         recovered = any("crash" in s or "damage" in s for s in self.s.steps)
         truncated = any(
             "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
         )
         live = [disk.segment_file(n) for n in files if n.startswith(self.s.partition + "/")]
         active = max((b for b, k, m in live if k == "log" and not m), default=None)
-        for name in names:
+        for name in sorted(set(golden) | set(files)):
             base, kind, marker = disk.segment_file(name)
             fixed = name.rpartition("/")[2]
             if not disk.is_visible(name, self.features):
@@ -503,17 +751,7 @@ class Run:
             reqs = self._file_reqs(fixed, kind, marker)
             want, have = golden.get(name), files.get(name)
             if want is None or have is None:
-                where = "is missing" if have is None else "should not exist"
-                category = (
-                    "golden_index"
-                    if kind in SEGMENT_INDEX_KINDS + ("txnindex",) and not marker
-                    else "golden_files"
-                )
-                self.fail(
-                    category,
-                    f"{name} {where} (the reference's run {'has' if have is None else 'does not have'} it)",
-                    reqs,
-                )
+                self._existence_difference(name, have, golden, files, reqs)
                 continue
             if hashlib.sha256(have).hexdigest() == want["sha256"]:
                 continue
@@ -525,45 +763,113 @@ class Run:
                 # past its entries an open index may hold the bytes of entries a truncation
                 # or a recovery removed, or zeros (INDEX-6): one side's decoded entries must
                 # start the other's
-                mine, theirs = view["entries"], want["decoded"]["entries"]
-                shorter = min(len(mine), len(theirs))
-                if mine[:shorter] == theirs[:shorter]:
+                mine, ref_entries = view["entries"], want["decoded"]["entries"]
+                shorter = min(len(mine), len(ref_entries))
+                if mine[:shorter] == ref_entries[:shorter]:
                     continue
+            theirs = reference_file(self.s.id, name, want["sha256"])
             if kind in SEGMENT_INDEX_KINDS:
+                placement = check_rules.placement(recovered)
                 if view["entries"] != want["decoded"]["entries"]:
-                    placement = ["INDEX-8"] if recovered else ["INDEX-7"]
                     self.fail(
                         "golden_index",
-                        f"{name}: entries {view['entries']}, the reference's {want['decoded']['entries']}",
-                        placement,
-                    )
+                        f"{name}: entries {show(view['entries'])}, the reference's {show(want['decoded']['entries'])}",
+                        [placement], cause=f"{kind} entries placed otherwise", choice=[placement],
+                    )  # fmt: skip
                 else:
-                    self.fail(
-                        "golden_index",
-                        f"{name}: {len(have)} bytes, the reference's {want['size']} (same entries)",
-                        ["INDEX-2"],
+                    sized = len(have) != want["size"]
+                    text = (
+                        f"{len(have)} bytes, the reference's {want['size']} (the same entries before any zero-filled slot)"
+                        if sized
+                        else "the same entries and size, other bytes after the entries"
                     )
+                    if theirs is not None:
+                        text += f": {bytes_difference(have, theirs)}"
+                    self.fail(
+                        "golden_index", f"{name}: {text}", [check_rules.PREALLOCATION],
+                        cause=f"{kind} file {'sized' if sized else 'filled'} otherwise",
+                        choice=[check_rules.PREALLOCATION],
+                    )  # fmt: skip
             elif kind == "log":
-                self.fail(
-                    "golden_log",
-                    f"{name}: differs from the reference's: {_log_difference(view, want['decoded'])}",
-                    reqs,
-                )
+                self._log_difference(name, have, view, want, theirs, reqs)
             elif kind in ("snapshot", "txnindex"):
                 mine = view.get("entries", view.get("error"))
-                theirs = want["decoded"].get("entries", want["decoded"].get("error"))
+                ref = want["decoded"].get("entries", want["decoded"].get("error"))
                 self.fail(
                     "golden_files",
-                    f"{name}: entries {_short(mine)}, the reference's {_short(theirs)}",
-                    reqs if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
-                )
+                    f"{name}: entries {show(mine)}, the reference's {show(ref)}",
+                    sorted(set(reqs) | {"TXN-B-5"}) if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
+                    cause=f"{kind}: entries differ from the reference's",
+                )  # fmt: skip
             else:
-                shown = have.decode("utf-8", "replace")[:200]
-                self.fail(
-                    "golden_files",
-                    f"{name}: {shown!r} differs from the reference's {chr(10).join(want['decoded'].get('lines', []))!r}",
-                    reqs,
-                )
+                self._text_difference(name, fixed, have, want, theirs, reqs)
+
+    def _existence_difference(self, name, have, golden, files, reqs) -> None:
+        """A file one run has and the other does not."""
+        base, kind, marker = disk.segment_file(name)
+        missing = have is None
+        where = (
+            "is missing (the reference's run has it)"
+            if missing
+            else "should not exist (the reference's run does not have it)"
+        )
+        category = (
+            "golden_index"
+            if kind in SEGMENT_INDEX_KINDS + ("txnindex",) and not marker
+            else "golden_files"
+        )
+        choice: list[str] = []
+        if kind in SEGMENT_INDEX_KINDS and not marker:
+            choice = [check_rules.LAZY_INDEXES]
+        elif kind == "txnindex" and not marker:
+            if not missing and not have:
+                choice = [check_rules.LAZY_TXN_INDEX]
+            else:
+                reqs = sorted({r for r in reqs if r != check_rules.LAZY_TXN_INDEX} | {"TXN-B-5"})
+        elif kind in SEGMENT_INDEX_KINDS + ("txnindex",) and marker == ".deleted":
+            log = f"{name.rpartition('/')[0]}/{base:020d}.log.deleted"
+            if (log in golden) == (log in files):
+                # both runs deleted the segment: only whether its index existed differs
+                choice = [
+                    check_rules.LAZY_INDEXES if kind != "txnindex" else check_rules.LAZY_TXN_INDEX
+                ]
+        label = f".{kind}{marker}" if kind else name.rpartition("/")[2]
+        self.fail(
+            category, f"{name} {where}", reqs,
+            cause=f"{label} file {'missing' if missing else 'not in the reference'}", choice=choice,
+        )  # fmt: skip
+
+    def _log_difference(self, name, have, view, want, theirs, reqs) -> None:
+        """A .log that differs: the first batch field that differs, tagged with the rule that
+        sets it, and where the bytes first differ."""
+        follower = any((s.get("append") or {}).get("follower") for s in self.s.steps)
+        leader = any(
+            "append" in s and not (s["append"] or {}).get("follower") for s in self.s.steps
+        )
+        fields, text = _batch_difference(view, want["decoded"])
+        rules = (fields and check_rules.log_field_rules(fields, follower, leader)) or reqs
+        where = f"; {bytes_difference(have, theirs)}" if theirs is not None else ""
+        self.fail(
+            "golden_log", f"{name}: {text}{where}", rules,
+            cause=f".log: {'batch ' + ', '.join(fields) if fields else 'batches'} differ from the reference's",
+        )  # fmt: skip
+
+    def _text_difference(self, name, fixed, have, want, theirs, reqs) -> None:
+        """A checkpoint or other text file that differs: both sides, faithfully. A
+        leader-epoch-checkpoint with the reference's entries written otherwise breaks only
+        its format rule."""
+        if theirs is None:  # no golden bytes at hand: the decoded lines, ends unknown
+            theirs = "\n".join(want["decoded"].get("lines", [])).encode()
+        cause = f"{fixed}: differs from the reference's"
+        if fixed == "leader-epoch-checkpoint":
+            mine_entries, ref_entries = _epoch_entries(have), _epoch_entries(theirs)
+            if mine_entries is not None and mine_entries == ref_entries:
+                reqs, cause = check_rules.EPOCH_FORMAT, f"{fixed}: format (the same entries)"
+            else:
+                cause = f"{fixed}: entries differ from the reference's"
+        elif fixed in check_rules.TEXT_FILE_RULES:
+            reqs = check_rules.TEXT_FILE_RULES[fixed]
+        self.fail("golden_files", f"{name}: {text_difference(have, theirs)}", reqs, cause=cause)
 
     def _file_reqs(self, fixed: str, kind: str | None, marker: str) -> list[str]:
         snapshot_reqs = [r for r in self.s.requirements if r.startswith("SNAP-B-")]
@@ -575,9 +881,10 @@ class Run:
         if marker == ".deleted":
             return ["RET-13", "RET-14"]
         if kind in SEGMENT_INDEX_KINDS:
-            return ["ROLL-20"]
+            return [check_rules.LAZY_INDEXES]
         if kind == "txnindex":
-            return sorted({"INDEX-21", *(r for r in self.s.requirements if r.startswith("TXN-B-"))})
+            txn = (r for r in self.s.requirements if r.startswith("TXN-B-"))
+            return sorted({check_rules.LAZY_TXN_INDEX, *txn})
         if fixed in ROOT_CHECKPOINTS:
             return ROOT_CHECKPOINTS[fixed]
         if fixed == "leader-epoch-checkpoint":
@@ -605,24 +912,29 @@ def _same_entries(view: dict, want: dict) -> bool:
     return sorted(view["entries"]) == sorted(want["entries"])
 
 
-def _short(value) -> str:
-    text = repr(value)
-    return text if len(text) < 120 else text[:117] + "..."
+def _epoch_entries(data: bytes) -> list[list[int]] | None:
+    from reference_impl.checkpoints import read_leader_epoch_checkpoint
+
+    try:
+        return [[e.epoch, e.start_offset] for e in read_leader_epoch_checkpoint(data)]
+    except (KafkaLogError, ValueError):
+        return None
 
 
-def _log_difference(view: dict, want: dict) -> str:
+def _batch_difference(view: dict, want: dict) -> tuple[list[str], str]:
+    """The batch fields that first differ between two decoded .log views (empty when the
+    batches differ in number or only in their tail), and the difference in words."""
     have_b, want_b = view.get("batches", []), want.get("batches", [])
     for i, (h, w) in enumerate(zip(have_b, want_b, strict=False)):
         if h != w:
-            diff = {
-                k: (h.get(k), w.get(k)) for k in sorted(set(h) | set(w)) if h.get(k) != w.get(k)
-            }
-            return f"batch {i}: " + ", ".join(
-                f"{k} {a} (reference {b})" for k, (a, b) in diff.items()
+            keys = [k for k in sorted(set(h) | set(w)) if h.get(k) != w.get(k)]
+            shown = ", ".join(
+                f"{k} {show(h.get(k))} (the reference's {show(w.get(k))})" for k in keys
             )
+            return keys, f"batch {i} at byte {h.get('position')}: {shown}"
     if len(have_b) != len(want_b):
-        return f"{len(have_b)} batches, the reference's {len(want_b)}"
-    return f"{view['size']} bytes, the reference's {want['size']} (tail)"
+        return [], f"{len(have_b)} batches, the reference's {len(want_b)}"
+    return [], f"{view['size']} bytes, the reference's {want['size']} (after the batches)"
 
 
 def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
@@ -631,7 +943,18 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
     def resolve(name: str) -> Path:
         return root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
 
+    def special(p: Path) -> None:
+        """A FIFO or a device would block or worse: only regular files are read or written."""
+        if p.exists() and not p.is_file() and not p.is_dir():
+            raise StepError(
+                f"{describe_damage(damage)}, but {p.name} is not a regular file",
+                "damage of a file that is not a regular file",
+            )
+
     path = resolve(damage["file"])
+    special(path)
+    if "copy_from" in damage:
+        special(resolve(damage["copy_from"]))
     if damage.get("delete"):
         path.unlink(missing_ok=True)
         return
@@ -657,10 +980,17 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
     data = bytearray(path.read_bytes())
 
     def at(position: int) -> int:
-        return position if position >= 0 else len(data) + position
+        found = position if position >= 0 else len(data) + position
+        if not 0 <= found < len(data):
+            raise StepError(
+                f"{describe_damage(damage)}, but {disk.expand_name(damage['file'])} holds only {len(data)} bytes",
+                "damage of a byte beyond the end of a file",
+            )
+        return found
 
     if "truncate_to" in damage:
-        del data[at(damage["truncate_to"]) :]
+        cut = damage["truncate_to"]
+        del data[(cut if cut >= 0 else at(cut)) :]
     elif "flip_bit" in damage:
         data[at(damage["flip_bit"]["at"])] ^= 1 << damage["flip_bit"].get("bit", 0)
     elif "zero" in damage:
@@ -672,6 +1002,22 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
     elif "append_zeros" in damage:
         data += bytes(damage["append_zeros"])
     path.write_bytes(bytes(data))
+
+
+class HarnessError(Exception):
+    """The harness failed on its own (a bug in klogspec, not in the testee): the run stops
+    and ``klogspec conformance`` exits 2."""
+
+    def __init__(self, scenario: str, step: int | None, operation: str | None, exc: BaseException):
+        import traceback
+
+        frame = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+        at = f" at {Path(frame.filename).name}:{frame.lineno} in {frame.name}" if frame else ""
+        where = "" if step is None else f" step {step + 1} {operation or ''}".rstrip()
+        super().__init__(
+            f"harness error in {scenario}{where}: {type(exc).__name__}: {exc}{at} "
+            "(a bug in klogspec, not in the implementation under test)"
+        )
 
 
 class Runner:
@@ -714,6 +1060,7 @@ class Runner:
         shutil.rmtree(workdir, ignore_errors=True)
         golden = None if self.goldens is None else self.goldens.get(scenario.id)
         run = Run(scenario, self.driver, workdir, golden, features)
+        self.driver.context = scenario.id
         try:
             run.run()
         except TesteeFailure as exc:
@@ -723,7 +1070,9 @@ class Runner:
                 if run.step_index is not None and run.step_index >= 0
                 else {}
             )
-            run.fail(exc.kind, exc.message + detail, run.reqs(step))
+            run.fail(exc.kind, exc.message + detail, run.reqs(step), cause=exc.cause)
+        except Exception as exc:  # noqa: BLE001 - the harness's own bug, never the testee's
+            raise HarnessError(scenario.id, run.step_index, run.operation, exc) from exc
         finally:
             self.driver.end_scenario(run.now)
         result = Result(

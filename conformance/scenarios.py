@@ -139,7 +139,7 @@ def implied_features(scenario: Scenario) -> set[str]:
             if batch.get("magic", 2) in (0, 1):
                 needs.add("legacy_formats")
             if batch.get("codec", "none") != "none":
-                needs.add("compression")
+                needs.add(f"compression.{batch['codec']}")
             if "marker" in batch:
                 needs.add("transaction_index")
         if (step.get("append") or {}).get("origin", "client") != "client":

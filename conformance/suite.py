@@ -15,7 +15,7 @@ from . import expected as xf
 from .goldens import load_manifest_entries
 from .runner import Result, Runner
 from .scenarios import Scenario, load_all, load_requirements
-from .transport import DEFAULT_TIMEOUT_S, ImplSpec, TesteeFailure
+from .transport import DEFAULT_TIMEOUT_S, CannotStart, ImplSpec, TesteeFailure
 
 FAILED_STATUSES = ("failed", "xpass", "xfail-mismatch", "xskip")
 
@@ -99,19 +99,24 @@ def run_suite(
     goldens: bool = True,
     workdir: str | None = None,
     on_result: Callable[[TestOutcome], None] | None = None,
+    trace=None,
 ) -> SuiteResult:
+    """Every scenario on one implementation. Raises CannotStart when the implementation
+    cannot be started or does not answer its first ``hello``, and runner.HarnessError when
+    the harness fails on its own; ``trace`` (a text file) receives every request and
+    response."""
     scenarios = list(load_all()) if scenarios is None else scenarios
     expected = expected or {}
     started = time.perf_counter()
-    runner = Runner(
-        impl.driver(timeout), load_manifest_entries() if goldens else None, workdir=workdir
-    )
-    hello = None
+    driver = impl.driver(timeout)
+    driver.trace = trace
+    runner = Runner(driver, load_manifest_entries() if goldens else None, workdir=workdir)
     try:
         try:
             hello = runner.driver.hello(scenarios[0].start_ms if scenarios else 0)
-        except TesteeFailure:
-            hello = None  # every test then fails with the hello failure
+        except TesteeFailure as exc:
+            stderr = exc.detail if impl.transport == "subprocess" else ""
+            raise CannotStart(impl.label, f"{exc.kind}: {exc.message}", stderr) from None
         suite = SuiteResult(impl, hello)
         for scenario in scenarios:
             result = runner.run(scenario)
@@ -133,7 +138,10 @@ def run_suite(
 
 
 def requirement_rows(suite: SuiteResult) -> list[dict]:
-    """One row per requirement the run's scenarios cite: how its scenarios went."""
+    """One row per requirement the run's scenarios cite or a failure names: how its
+    scenarios went. A scenario counts under every rule it cites or failed; a failed rule
+    is ``fail`` when some failure naming it is MUST, else ``recommended`` (a failure whose
+    expectation rests on a SHOULD choice is SHOULD whatever the rules it names)."""
     levels = load_requirements()
     rows: dict[str, dict] = {}
     for outcome in suite.outcomes:
@@ -142,25 +150,28 @@ def requirement_rows(suite: SuiteResult) -> list[dict]:
         for step in s.steps:
             cited |= set(step.get("reqs", ()))
         failed = set(outcome.result.failed_requirements)
+        must = {r for f in outcome.result.failures if f.level == "MUST" for r in f.requirements}
         for req in cited | failed:
             row = rows.setdefault(
                 req,
                 {"id": req, "level": levels.get(req, {}).get("level", "?"), "scenarios": 0,
-                 "passed": 0, "failed": 0, "skipped": 0, "expected_failures": 0},
+                 "passed": 0, "failed": 0, "skipped": 0, "expected_failures": 0,
+                 "must_failed": False},
             )  # fmt: skip
-            if req in cited:
-                row["scenarios"] += 1
+            row["scenarios"] += 1
             if outcome.status == "skipped" or outcome.status == "xskip":
                 row["skipped"] += 1
             elif outcome.status == "xfail":
                 row["expected_failures"] += 1
             elif req in failed:
                 row["failed"] += 1
-            elif outcome.status in ("passed", "xpass") or req in cited:
+                row["must_failed"] |= req in must
+            else:
                 row["passed"] += 1
     for row in rows.values():
+        must_failed = row.pop("must_failed")
         if row["failed"]:
-            row["status"] = "fail" if row["level"] == "MUST" else "recommended"
+            row["status"] = "fail" if must_failed else "recommended"
         elif row["passed"]:
             row["status"] = "pass"
         elif row["expected_failures"]:
@@ -168,6 +179,27 @@ def requirement_rows(suite: SuiteResult) -> list[dict]:
         else:
             row["status"] = "skipped"
     return [rows[k] for k in sorted(rows, key=_req_key)]
+
+
+def common_causes(suite: SuiteResult, least: int = 2) -> list[dict]:
+    """Root causes shared by failures of ``least`` or more tests, most tests first: the
+    failures' ``cause`` (a phrase without numbers), level and rules."""
+    groups: dict[tuple, dict] = {}
+    for outcome in suite.outcomes:
+        if outcome.status not in FAILED_STATUSES + ("xfail",):
+            continue
+        for f in outcome.result.failures:
+            key = (f.cause, f.level, tuple(f.requirements))
+            group = groups.setdefault(
+                key,
+                {"cause": f.cause, "level": f.level, "requirements": list(f.requirements),
+                 "failures": 0, "tests": []},
+            )  # fmt: skip
+            group["failures"] += 1
+            if outcome.id not in group["tests"]:
+                group["tests"].append(outcome.id)
+    shared = [g for g in groups.values() if len(g["tests"]) >= least]
+    return sorted(shared, key=lambda g: (-len(g["tests"]), -g["failures"], g["cause"]))
 
 
 def _req_key(req: str) -> tuple:

@@ -18,6 +18,7 @@ import traceback
 from typing import Any, BinaryIO
 
 from .adapter import call, error_code
+from .protocol import OPS
 
 
 def _reply(out: BinaryIO, message: dict) -> None:
@@ -26,10 +27,13 @@ def _reply(out: BinaryIO, message: dict) -> None:
 
 
 def handle(adapter: Any, request: Any) -> dict:
-    """One request object to one response object."""
+    """One request object to one response object: INVALID_REQUEST for a request that is
+    not one (PROTO-2), INTERNAL_ERROR for an exception that is not a refusal (PROTO-3)."""
     request_id = request.get("id", 0) if isinstance(request, dict) else 0
     if not isinstance(request, dict) or not isinstance(request.get("op"), str):
-        return {"id": request_id, "ok": False, "error": {"code": "INVALID_REQUEST"}}
+        return _invalid(request_id, "not a request object with an op")
+    if request["op"] not in OPS or not callable(getattr(adapter, request["op"], None)):
+        return _invalid(request_id, f"unsupported op {request['op']}")
     try:
         result = call(adapter, request["op"], request.get("args") or {}, request.get("now_ms", 0))
     except Exception as exc:  # noqa: BLE001 - every failure becomes a response
@@ -42,6 +46,10 @@ def handle(adapter: Any, request: Any) -> dict:
     return {"id": request_id, "ok": True, "result": result}
 
 
+def _invalid(request_id: Any, message: str) -> dict:
+    return {"id": request_id, "ok": False, "error": {"code": "INVALID_REQUEST", "message": message}}
+
+
 def serve(adapter: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None = None) -> None:
     stdin = stdin or sys.stdin.buffer
     stdout = stdout or sys.stdout.buffer
@@ -51,7 +59,7 @@ def serve(adapter: Any, stdin: BinaryIO | None = None, stdout: BinaryIO | None =
         try:
             request = json.loads(line)
         except ValueError:
-            _reply(stdout, {"id": 0, "ok": False, "error": {"code": "INVALID_REQUEST"}})
+            _reply(stdout, _invalid(0, "not JSON"))
             continue
         if isinstance(request, dict) and request.get("op") == "crash":
             os._exit(137)

@@ -25,6 +25,12 @@ OUT_OF_CONTRACT = {
     req: "a rule of recovery tools (klogspec recover), not of a log's operations: tests/recovery"
     for req in ("RECOV-14", "RECOV-15", "RECOV-16", "RECOV-17", "RECOV-18", "RECOV-20")
 }
+# Rules of the test contract itself (model.md §6): the harness checks them on every
+# exchange of every scenario, and tests/conformance tests the harness on them.
+CONTRACT_RULES = {
+    req: "a rule of the test contract, checked on every exchange: tests/conformance"
+    for req in ("PROTO-1", "PROTO-2", "PROTO-3", "PROTO-4")
+}
 
 
 KAFKA_REPO = "https://github.com/apache/kafka"
@@ -93,6 +99,7 @@ def uncovered(
         and entry["level"] in levels
         and req not in cited
         and req not in OUT_OF_CONTRACT
+        and req not in CONTRACT_RULES
     ]
 
 
@@ -150,7 +157,10 @@ def requirement_table() -> str:
     must = [
         r
         for r, e in load_requirements().items()
-        if e["page"].startswith(BEHAVIOUR) and e["level"] != "MAY" and r not in OUT_OF_CONTRACT
+        if e["page"].startswith(BEHAVIOUR)
+        and e["level"] != "MAY"
+        and r not in OUT_OF_CONTRACT
+        and r not in CONTRACT_RULES
     ]
     lines = [
         "# Requirements",
@@ -163,7 +173,9 @@ def requirement_table() -> str:
         f"from (at commit `{kafka_commit()[:12]}`). Every MUST and SHOULD of the behaviour",
         f"pages that the contract can reach has a scenario: {sum(1 for r in must if r in cited)}",
         f"of {len(must)}. {', '.join(sorted(OUT_OF_CONTRACT))} are rules of recovery tools",
-        "(`klogspec recover`), tested in tests/recovery.",
+        "(`klogspec recover`), tested in tests/recovery;",
+        f"{', '.join(sorted(CONTRACT_RULES))} are rules of the test contract, which the harness",
+        "checks on every exchange (tests/conformance).",
         "",
     ]
     for page in sorted(by_page, key=lambda p: (not p.startswith(BEHAVIOUR), p)):
@@ -180,6 +192,8 @@ def requirement_table() -> str:
             scenarios = _compress(cited.get(req, []))
             if not scenarios and req in OUT_OF_CONTRACT:
                 scenarios = "recovery tool: tests/recovery"
+            if not scenarios and req in CONTRACT_RULES:
+                scenarios = "the harness, on every exchange: tests/conformance"
             refs = ", ".join(f"`{c}`" for c in code.get(req, []))
             lines.append(
                 f'| <span id="{req}"></span>{req} | {entry["level"]} | {_cell(entry["rule"])} '

@@ -16,6 +16,7 @@ from __future__ import annotations
 import concurrent.futures
 import contextlib
 import importlib
+import importlib.util
 import json
 import os
 import queue
@@ -41,15 +42,29 @@ PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the directory holding c
 
 class TesteeFailure(Exception):
     """The testee crashed, hung or broke the protocol; ``kind`` is ``crashed``,
-    ``timeout`` or ``protocol``."""
+    ``timeout`` or ``protocol``. ``cause`` is the same for every failure of one root cause
+    (no numbers, no paths)."""
 
     __test__ = False  # not a pytest test class, despite its name
 
-    def __init__(self, kind: str, message: str, detail: str = "") -> None:
+    def __init__(self, kind: str, message: str, detail: str = "", cause: str | None = None) -> None:
         super().__init__(f"{kind}: {message}")
         self.kind = kind
         self.message = message
         self.detail = detail
+        self.cause = cause or kind
+
+
+class CannotStart(Exception):
+    """The implementation cannot be started at all (no such module or command, a factory
+    that fails, a testee that dies or answers wrongly before its first hello): the run
+    cannot begin, ``klogspec conformance`` exits 2."""
+
+    def __init__(self, label: str, reason: str, stderr: str = "") -> None:
+        last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
+        said = f" (the last line it wrote to stderr: {last})" if last else ""
+        super().__init__(f"cannot start the implementation {label}: {reason}{said}")
+        self.reason = reason
 
 
 @dataclass
@@ -104,11 +119,12 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         factory = "conformance.reference:factory"
     elif ":" in spec:
         factory = spec
+        _check_module(spec)
     else:
         found = [ep for ep in entry_points(group=IMPLEMENTATIONS_GROUP) if ep.name == spec]
         if not found:
             raise ValueError(
-                f"unknown implementation {spec!r}: not 'reference', 'module:attr', 'cmd:...' "
+                f"unknown implementation {spec}: not 'reference', 'module:attr', 'cmd:...' "
                 f"nor an entry point of {IMPLEMENTATIONS_GROUP}"
             )
         factory = found[0].value
@@ -116,6 +132,17 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         command = [sys.executable, "-P", "-m", "conformance.testee", "--factory", factory]
         return ImplSpec(f"{spec} (subprocess)", "subprocess", command=command, env=_python_env())
     return ImplSpec(spec, "inproc", factory=factory)
+
+
+def _check_module(spec: str) -> None:
+    """Refuse a ``module:attr`` whose module cannot be found, before anything starts."""
+    module = spec.partition(":")[0]
+    try:
+        found = importlib.util.find_spec(module) if module else None
+    except (ImportError, ValueError) as exc:
+        raise CannotStart(spec, f"cannot import {module!s}: {exc}") from None
+    if found is None:
+        raise CannotStart(spec, f"no Python module named {module or '(empty)'}")
 
 
 def load_factory(path: str):
@@ -126,8 +153,19 @@ def load_factory(path: str):
     return target
 
 
+# The protocol's own error codes (spec/behaviour/model.md §6): never a refusal of an
+# operation, so never matched against a scenario's expectation.
+INVALID_REQUEST = "INVALID_REQUEST"  # PROTO-2: a request the testee cannot read or run
+INTERNAL_ERROR = "INTERNAL_ERROR"  # PROTO-3: the testee failed without refusing
+
+
 class Driver:
-    """One testee, used for one scenario at a time."""
+    """One testee, used for one scenario at a time.
+
+    Request ids increase over the whole run, across restarts of the testee (PROTO-4): a
+    restarted testee gets its ``hello`` first, with the next id, and then the request
+    that needed it. ``trace`` (a text file) receives every request and response as a JSON
+    line; ``context`` (the current test's ID) is written with each."""
 
     def __init__(self, spec: ImplSpec, timeout: float) -> None:
         self.spec = spec
@@ -136,8 +174,18 @@ class Driver:
         self._hello: dict | None = None
         self._next_id = 1
         self.transcript: list[tuple[dict, Any]] = []
+        self.trace = None
+        self.context: str | None = None
 
     # --- subclasses ---
+    def _running(self) -> bool:
+        """Whether a testee is there to answer (else ``_launch`` starts one)."""
+        raise NotImplementedError
+
+    def _launch(self) -> None:
+        """Start a testee (a process, an adapter object); TesteeFailure when it cannot."""
+        raise NotImplementedError
+
     def _exchange(self, request: dict) -> Any:
         """Send one request, return the decoded response (any JSON value)."""
         raise NotImplementedError
@@ -151,21 +199,42 @@ class Driver:
     # --- the contract ---
     def hello(self, now_ms: int = 0) -> dict:
         if self._hello is None:
-            response = self.request(
-                "hello",
-                {"protocol_version": PROTOCOL_VERSION, "suite_version": _suite_version()},
-                now_ms,
-            )
-            if not response.ok:
-                raise TesteeFailure("protocol", f"hello was refused with {response.code}")
-            self._hello = response.result
+            if not self._running():
+                self._launch()
+            self._hello = self._say_hello(now_ms)
         return self._hello
+
+    def _say_hello(self, now_ms: int) -> dict:
+        response = self._round_trip(
+            "hello",
+            {"protocol_version": PROTOCOL_VERSION, "suite_version": _suite_version()},
+            now_ms,
+        )
+        if not response.ok:
+            raise TesteeFailure(
+                "protocol", f"hello was refused with {response.code}", cause="hello refused"
+            )
+        return response.result
 
     @property
     def features(self) -> set[str]:
-        return set(self.hello().get("features", ()))
+        from .protocol import expand_features
+
+        return expand_features(self.hello().get("features", ()))
 
     def request(self, op: str, args: dict, now_ms: int) -> Response:
+        if not self._running():
+            self._launch()
+            if op != "hello" and self._hello is not None:
+                try:  # a restarted testee gets its hello before anything else
+                    self._say_hello(now_ms)
+                except TesteeFailure as exc:
+                    raise TesteeFailure(
+                        exc.kind, f"hello after a restart: {exc.message}", exc.detail, exc.cause
+                    ) from None
+        return self._round_trip(op, args, now_ms)
+
+    def _round_trip(self, op: str, args: dict, now_ms: int) -> Response:
         request = {"id": self._next_id, "op": op, "args": args, "now_ms": now_ms}
         self._next_id += 1
         problems = request_errors(request)
@@ -173,11 +242,11 @@ class Driver:
             raise ValueError(f"the harness built an invalid {op} request: {problems}")
         try:
             raw = self._exchange(request)
-        except TesteeFailure:
-            self.transcript.append((request, None))
+        except TesteeFailure as exc:
+            self._record(request, None, exc.message)
             self._kill()
             raise
-        self.transcript.append((request, raw))
+        self._record(request, raw)
         problems = response_errors(raw, op)
         if not problems and raw.get("id") != request["id"]:
             problems = [f"id: answered {raw.get('id')} to request {request['id']}"]
@@ -187,7 +256,10 @@ class Driver:
                 "protocol",
                 f"invalid {op} response: {'; '.join(problems[:3])}",
                 json.dumps(raw)[:2000],
+                cause=f"protocol: an invalid {op} response",
             )
+        if not raw["ok"]:
+            self._protocol_error(op, raw["error"])
         if op == "open":
             self.log_open = bool(raw["ok"])
         elif op == "close" and raw["ok"]:
@@ -197,8 +269,38 @@ class Driver:
         error = raw["error"]
         return Response(False, code=error["code"], message=error.get("message", ""))
 
+    def _protocol_error(self, op: str, error: dict) -> None:
+        """The protocol's own error codes are not refusals (PROTO-2, PROTO-3)."""
+        said = f": {error['message']}" if error.get("message") else ""
+        if error["code"] == INTERNAL_ERROR:
+            self._kill()  # its state is unknown: the next test gets a fresh testee
+            raise TesteeFailure(
+                "crashed",
+                f"{op} failed inside the testee (INTERNAL_ERROR{said})",
+                cause=f"crashed during {op} (INTERNAL_ERROR)",
+            )
+        if error["code"] == INVALID_REQUEST:
+            raise TesteeFailure(
+                "protocol",
+                f"the testee refused {op} as INVALID_REQUEST{said}: it does not read or run "
+                "a request the protocol allows",
+                cause=f"protocol: {op} refused as INVALID_REQUEST",
+            )
+
+    def _record(self, request: dict, raw: Any, failure: str | None = None) -> None:
+        self.transcript.append((request, raw))
+        if self.trace is not None:
+            line = {"test": self.context, "request": request, "response": raw}
+            if failure is not None:
+                line["failure"] = failure
+            self.trace.write(json.dumps(line, separators=(",", ":")) + "\n")
+
     def crash(self, now_ms: int) -> None:
         """The testee stops at once, without flushing or closing anything."""
+        if self.trace is not None:
+            self.trace.write(
+                json.dumps({"test": self.context, "crash": True, "now_ms": now_ms}) + "\n"
+            )
         self._crash(now_ms)
         self.log_open = False
 
@@ -225,25 +327,47 @@ class InProcessDriver(Driver):
 
     def __init__(self, spec: ImplSpec, timeout: float) -> None:
         super().__init__(spec, timeout)
-        self._factory = load_factory(spec.factory)
+        try:
+            self._factory = load_factory(spec.factory)
+        except (ImportError, AttributeError) as exc:
+            raise CannotStart(spec.label, f"{type(exc).__name__}: {exc}") from None
+        if not callable(self._factory):
+            raise CannotStart(spec.label, f"{spec.factory} is not callable")
         self._adapter = None
         self._pool: concurrent.futures.ThreadPoolExecutor | None = None
 
-    def _ensure(self) -> None:
+    def _running(self) -> bool:
+        return self._adapter is not None
+
+    def _launch(self) -> None:
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="testee")
-        if self._adapter is None:
+        try:
             self._adapter = self._pool.submit(self._factory).result(self.timeout)
+        except concurrent.futures.TimeoutError:
+            raise TesteeFailure(
+                "timeout", f"the factory {self.spec.factory} took more than {self.timeout} s"
+            ) from None
+        except Exception as exc:  # noqa: BLE001
+            raise TesteeFailure(
+                "crashed",
+                f"the factory {self.spec.factory} raised {type(exc).__name__}: {exc}",
+                "".join(traceback.format_exception(exc))[-4000:],
+                cause="crashed: the factory raised",
+            ) from None
 
     def _exchange(self, request: dict) -> Any:
-        self._ensure()
         future = self._pool.submit(
             call, self._adapter, request["op"], request["args"], request["now_ms"]
         )
         try:
             result = future.result(self.timeout)
         except concurrent.futures.TimeoutError:
-            raise TesteeFailure("timeout", f"{request['op']} took more than {self.timeout} s")
+            raise TesteeFailure(
+                "timeout",
+                f"{request['op']} took more than {self.timeout} s",
+                cause=f"timeout during {request['op']}",
+            )
         except Exception as exc:  # noqa: BLE001
             code = error_code(exc)
             if code is None:
@@ -251,6 +375,7 @@ class InProcessDriver(Driver):
                     "crashed",
                     f"{request['op']} raised {type(exc).__name__}: {exc}",
                     "".join(traceback.format_exception(exc))[-4000:],
+                    cause=f"crashed during {request['op']} ({type(exc).__name__})",
                 )
             error = {"code": code}
             message = getattr(exc, "message", None) or str(exc)
@@ -260,7 +385,11 @@ class InProcessDriver(Driver):
         try:  # what goes over the wire is JSON: check it could
             result = json.loads(json.dumps(result))
         except (TypeError, ValueError) as exc:
-            raise TesteeFailure("protocol", f"{request['op']} returned a non-JSON value: {exc}")
+            raise TesteeFailure(
+                "protocol",
+                f"{request['op']} returned a non-JSON value: {exc}",
+                cause=f"protocol: {request['op']} returned a non-JSON value",
+            )
         return {"id": request["id"], "ok": True, "result": result}
 
     def _crash(self, now_ms: int) -> None:
@@ -305,7 +434,12 @@ class SubprocessDriver(Driver):
             )
         except OSError as exc:
             stderr.close()
-            raise TesteeFailure("crashed", f"cannot start {self.spec.command}: {exc}")
+            reason = exc.strerror or str(exc)
+            raise TesteeFailure(
+                "crashed",
+                f"cannot run {shlex.join(self.spec.command)}: {reason}",
+                cause="crashed: the command cannot run",
+            ) from None
         lines: queue.Queue = queue.Queue()
         stdout = proc.stdout
 
@@ -348,11 +482,13 @@ class SubprocessDriver(Driver):
         except (OSError, ValueError):
             return ""
 
+    def _running(self) -> bool:
+        return self._proc is not None
+
+    def _launch(self) -> None:
+        self._start()
+
     def _exchange(self, request: dict) -> Any:
-        if self._proc is None:
-            self._start()
-            if request["op"] != "hello" and self._hello is not None:
-                self._handshake(request["now_ms"])
         line = json.dumps(request, separators=(",", ":")).encode("utf-8") + b"\n"
         try:
             self._proc.stdin.write(line)
@@ -366,30 +502,20 @@ class SubprocessDriver(Driver):
                 "timeout",
                 f"no answer to {request['op']} within {self.timeout} s",
                 self.stderr_tail(),
-            )
+                cause=f"timeout during {request['op']}",
+            ) from None
         if answer is None:
             raise self._died(request["op"])
         try:
             return json.loads(answer)
         except ValueError:
+            text = json.dumps(answer[:200].decode("utf-8", "replace"))
             raise TesteeFailure(
                 "protocol",
-                f"the answer to {request['op']} is not JSON: {answer[:200]!r}",
+                f"the answer to {request['op']} is not JSON: {text}",
                 self.stderr_tail(),
-            )
-
-    def _handshake(self, now_ms: int) -> None:
-        """A restarted testee gets its hello before anything else."""
-        request = {
-            "id": self._next_id,
-            "op": "hello",
-            "args": {"protocol_version": PROTOCOL_VERSION, "suite_version": _suite_version()},
-            "now_ms": now_ms,
-        }
-        self._next_id += 1
-        raw = self._exchange(request)
-        if response_errors(raw, "hello") or not raw.get("ok"):
-            raise TesteeFailure("protocol", "invalid hello after a restart", json.dumps(raw)[:2000])
+                cause=f"protocol: the answer to {request['op']} is not JSON",
+            ) from None
 
     def _died(self, op: str) -> TesteeFailure:
         code = None
@@ -398,8 +524,12 @@ class SubprocessDriver(Driver):
                 code = self._proc.wait(timeout=2)
             except subprocess.TimeoutExpired:
                 code = None
+        status = "still running" if code is None else f"status {code}"
         return TesteeFailure(
-            "crashed", f"the testee exited (status {code}) during {op}", self.stderr_tail()
+            "crashed",
+            f"the testee exited ({status}) during {op}",
+            self.stderr_tail(),
+            cause=f"crashed: exited during {op}",
         )
 
     def _crash(self, now_ms: int) -> None:

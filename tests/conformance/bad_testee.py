@@ -38,6 +38,16 @@ for line in sys.stdin:
         reply({"id": rid, "ok": True, "result": {**APPENDED, "first_offset": "zero"}})
     elif op == "append" and MODE == "wrong-id":
         reply({"id": rid + 100, "ok": True, "result": APPENDED})
+    elif op == "append" and MODE == "invalid-request":
+        reply(
+            {
+                "id": rid,
+                "ok": False,
+                "error": {"code": "INVALID_REQUEST", "message": "no append here"},
+            }
+        )
+    elif op == "append" and MODE == "internal-error":
+        reply({"id": rid, "ok": False, "error": {"code": "INTERNAL_ERROR", "message": "boom"}})
     elif op == "append" and MODE == "lowercase-code":
         reply({"id": rid, "ok": False, "error": {"code": "record_too_large"}})
     elif op == "append":

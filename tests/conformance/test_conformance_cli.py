@@ -27,7 +27,9 @@ def run(*args: str):
 
 def test_reference_passes_with_report_and_junit(tmp_path):
     report, junit = tmp_path / "r.json", tmp_path / "r.xml"
-    result, last = run("--only", "roll.size.*.*", "--report", str(report), "--junit", str(junit))
+    result, last = run(
+        "--only", "roll.size.*.*", "--report", str(report), "--junit", str(junit), "--table", "all"
+    )  # fmt: skip
     assert result.exit_code == 0, result.output
     assert SUMMARY.match(last).groups() == ("9", "0", "0", "0")
     data = json.loads(report.read_text())

@@ -89,6 +89,7 @@ def _bad(mode: str, timeout: float = 5):
     return spec.driver(timeout=timeout)
 
 
+@pytest.mark.req("PROTO-1")
 @pytest.mark.parametrize(
     ("mode", "kind", "text"),
     [

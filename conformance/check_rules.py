@@ -1,0 +1,114 @@
+"""Which rule each check of the harness checks, and at which level (issue 13, B5).
+
+A check's *requirements* are the rules it is about; its *level* is MUST unless the value
+it expects rests on a choice the spec leaves to SHOULD rules, in which case a spec-abiding
+implementation may differ and the check is SHOULD:
+
+* index entries (which offsets an index holds) rest on INDEX-7 (appends) or INDEX-8
+  (rebuilds): every exact-entries check, index lookup and golden index comparison;
+* the size of an untrimmed index file rests on INDEX-2 (preallocation), and of a trimmed
+  one on the number of entries, i.e. on placement;
+* whether a rolled-in segment's index files exist yet rests on ROLL-20, and whether an
+  empty ``.txnindex`` exists on INDEX-21.
+
+A golden difference names the rule of the field that differs (RESPONSE_FIELD_RULES,
+LOG_FIELD_RULES) rather than every rule of the scenario; a field no single rule defines
+keeps the scenario's (or the step's) requirements.
+"""
+
+from __future__ import annotations
+
+INDEX_KINDS = ("index", "timeindex")
+APPEND_PLACEMENT, REBUILD_PLACEMENT = "INDEX-7", "INDEX-8"
+PREALLOCATION = "INDEX-2"
+LAZY_INDEXES = "ROLL-20"
+LAZY_TXN_INDEX = "INDEX-21"
+
+# (op, result field) -> the rules that define the field, whatever the scenario is about
+RESPONSE_FIELD_RULES: dict[tuple[str, str], list[str]] = {
+    ("append", "max_timestamp"): ["APPEND-24"],
+    ("append", "offset_of_max_timestamp"): ["APPEND-24"],
+    ("append", "log_append_time"): ["APPEND-17"],
+    ("read", "first_entry_incomplete"): ["READ-14"],
+    ("read", "aborted_transactions"): ["READ-22"],
+    ("roll", "base_offset"): ["ROLL-11", "ROLL-12"],
+    ("open", "recovery_point"): ["RECOV-8", "RECOV-9"],
+    ("open", "log_start_offset"): ["LOAD-18"],
+    ("open", "last_stable_offset"): ["TXN-B-7"],
+    ("state", "last_stable_offset"): ["TXN-B-7"],
+}
+
+# batch field of a .log file -> the rules that set it (a leader's append; a follower
+# writes every field as given, APPEND-19)
+LOG_FIELD_RULES: dict[str, list[str]] = {
+    "base_offset": ["APPEND-16"],
+    "last_offset": ["APPEND-16"],
+    "partition_leader_epoch": ["APPEND-16"],
+    "max_timestamp": ["APPEND-17"],
+    "attributes": ["APPEND-17"],
+    "crc": ["APPEND-16", "APPEND-17"],
+}
+
+# text files of a log directory whose content one rule fixes
+TEXT_FILE_RULES = {
+    "recovery-point-offset-checkpoint": ["CKPT-B-5"],
+    "log-start-offset-checkpoint": ["CKPT-B-6"],
+    ".kafka_cleanshutdown": ["CLEAN-3"],
+    "partition.metadata": ["CKPT-B-8"],
+}
+EPOCH_FORMAT = [
+    "CKPT-B-4"
+]  # a leader-epoch-checkpoint that holds the right entries, written otherwise
+
+
+def placement(recovered: bool) -> str:
+    """The SHOULD rule that places index entries: at appends, or at a rebuild."""
+    return REBUILD_PLACEMENT if recovered else APPEND_PLACEMENT
+
+
+def response_field_rules(op: str, key: str) -> list[str] | None:
+    return RESPONSE_FIELD_RULES.get((op, key))
+
+
+def log_field_rules(fields: list[str], follower: bool, leader: bool) -> list[str] | None:
+    """The rules a difference in these batch fields breaks, or None when no field rule
+    applies (a batch count or size: the scenario's own rules)."""
+    found: set[str] = set()
+    for name in fields:
+        if name not in LOG_FIELD_RULES:
+            return None
+        if leader:
+            found.update(LOG_FIELD_RULES[name])
+        if follower:
+            found.add("APPEND-19")
+    return sorted(found) or None
+
+
+def files_check_choice(
+    key: str,
+    kind: str | None,
+    marker: str,
+    *,
+    recovered: bool,
+    trimmed: bool,
+    created_with_log: bool = False,
+    empty: bool = False,
+) -> list[str]:
+    """The SHOULD rules the expectation of one ``files`` check rests on (empty: none).
+
+    ``key`` is the check (``offset_index``, ``size``, ``exist``, ``exactly-missing``...),
+    ``kind`` and ``marker`` the file's (``index``, ``.deleted``); ``trimmed`` whether the
+    index was trimmed (a segment that is not active, or any after close);
+    ``created_with_log`` whether MODEL-2 requires the file (segment 0 of a new log);
+    ``empty`` whether the testee's file is empty.
+    """
+    if key in ("offset_index", "time_index", "offset_lookup", "time_lookup"):
+        return [placement(recovered)]
+    if kind in INDEX_KINDS and not marker:
+        if key == "size":
+            return [placement(recovered)] if trimmed else [PREALLOCATION]
+        if key in ("exist", "exactly-missing") and not created_with_log:
+            return [LAZY_INDEXES]
+    if kind == "txnindex" and not marker and empty and key in ("absent", "exactly-extra"):
+        return [LAZY_TXN_INDEX]
+    return []

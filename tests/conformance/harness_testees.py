@@ -1,0 +1,152 @@
+"""Small testees that leave files the harness does not expect, for the harness's own tests:
+the reference, with its files changed behind its back after each operation. None of them
+may end a run in a traceback; each fails only the tests whose steps need those files.
+
+``<name>`` is an in-process factory (``harness_testees:<name>`` with this directory on
+the path); ``python -m conformance.testee --factory harness_testees:<name>`` serves it.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import tempfile
+from pathlib import Path
+
+from conformance.reference import ReferenceAdapter
+
+
+class _AfterEachCall(ReferenceAdapter):
+    """The reference; ``after(partition directory, op)`` runs after every operation."""
+
+    def open(self, dir: str, config: dict, *, now_ms: int, topic_id: str | None = None) -> dict:
+        self.dir = Path(dir)
+        return super().open(self._where(self.dir), config, now_ms=now_ms, topic_id=topic_id)
+
+    def _where(self, pdir: Path) -> str:
+        return str(pdir)
+
+    def after(self, pdir: Path, op: str) -> None:
+        raise NotImplementedError
+
+    def __getattribute__(self, name: str):
+        method = super().__getattribute__(name)
+        if name.startswith("_") or name in ("after", "hello", "dir") or not callable(method):
+            return method
+
+        def call(*args, **kwargs):
+            try:
+                return method(*args, **kwargs)
+            finally:
+                pdir = self.__dict__.get("dir")
+                if pdir is not None and pdir.is_dir():
+                    self.after(pdir, name)
+
+        return call
+
+
+class NoSnapshots(_AfterEachCall):
+    """Deletes every producer snapshot it writes (while claiming producer_snapshots)."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        for path in pdir.glob("*.snapshot"):
+            path.unlink()
+
+
+class RenamesSegments(_AfterEachCall):
+    """At close, renames every segment file to ``<name>.old``."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        if op == "close":
+            for path in pdir.glob("0*.*"):
+                if path.suffix in (".log", ".index", ".timeindex", ".snapshot"):
+                    path.rename(path.with_name(path.name + ".old"))
+
+
+class WritesNothing(_AfterEachCall):
+    """Keeps its log somewhere else: the directory the harness gave it stays empty."""
+
+    def _where(self, pdir: Path) -> str:
+        self._elsewhere = getattr(self, "_elsewhere", None) or tempfile.mkdtemp(prefix="elsewhere-")
+        return str(Path(self._elsewhere) / pdir.name)
+
+    def after(self, pdir: Path, op: str) -> None:
+        pass
+
+
+class SegmentAsDirectory(_AfterEachCall):
+    """At close, turns every segment's ``.log`` but the first into a directory."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        if op == "close":
+            for path in sorted(pdir.glob("*.log"))[1:]:
+                path.unlink()
+                path.mkdir()
+
+
+class RemovesItsDirectory(_AfterEachCall):
+    """At close, removes its partition directory."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        if op == "close":
+            shutil.rmtree(pdir)
+
+
+class DoubleSpacedEpochs(_AfterEachCall):
+    """Writes ``leader-epoch-checkpoint`` entries with two spaces: one root cause of many
+    failures (CKPT-B-4)."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        path = pdir / "leader-epoch-checkpoint"
+        if path.is_file():
+            path.write_text(re.sub(" +", "  ", path.read_text()))
+
+
+class OffsetOfMaxTimestampOffByOne(ReferenceAdapter):
+    """Answers an append's offset_of_max_timestamp one too high (APPEND-24)."""
+
+    def append(self, *args, **kwargs) -> dict:
+        result = super().append(*args, **kwargs)
+        if result.get("offset_of_max_timestamp", -1) >= 0:
+            result["offset_of_max_timestamp"] += 1
+        return result
+
+
+class GzipOnly(ReferenceAdapter):
+    """Claims one codec of the four."""
+
+    def hello(self, *, now_ms: int, **_: object) -> dict:
+        hello = super().hello(now_ms=now_ms)
+        features = [f for f in hello["features"] if not f.startswith("compression")]
+        return {**hello, "features": [*features, "compression.gzip"]}
+
+
+class Raises(ReferenceAdapter):
+    """Fails inside on every append with an exception that is not a refusal."""
+
+    def append(self, *args, **kwargs) -> dict:
+        raise RuntimeError("a bug inside the testee")
+
+
+FACTORIES = {
+    "no_snapshots": NoSnapshots,
+    "renames_segments": RenamesSegments,
+    "writes_nothing": WritesNothing,
+    "segment_as_directory": SegmentAsDirectory,
+    "removes_its_directory": RemovesItsDirectory,
+    "double_spaced_epochs": DoubleSpacedEpochs,
+    "offset_of_max_timestamp_off_by_one": OffsetOfMaxTimestampOffByOne,
+    "gzip_only": GzipOnly,
+    "raises": Raises,
+}
+
+
+def factory_that_fails():
+    raise RuntimeError("no log today")
+
+
+def __getattr__(name: str):
+    """``harness_testees:<name>``: the factory of each testee above."""
+    if name in FACTORIES:
+        return FACTORIES[name]
+    raise AttributeError(name)
