@@ -37,6 +37,7 @@ from reference_impl.records import iter_batches
 
 from . import disk
 from .batches import build_all
+from .epilogue import EpilogueRecord, run_epilogue
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
 
@@ -103,6 +104,7 @@ class Result:
     final_files: dict[str, bytes] | None = None
     corrupt_files: dict[str, bytes] | None = None
     closed: bool = False
+    epilogue: EpilogueRecord | None = None
 
     @property
     def failed_requirements(self) -> list[str]:
@@ -159,6 +161,9 @@ class Run:
         self.final_files: dict[str, bytes] | None = None
         self.snapshots: dict[str, dict[str, bytes]] = {}
         self.step_index: int | None = None
+        self.open_wire: dict = {}  # the last successful open's request (the epilogue's reopen)
+        self.epilogue: EpilogueRecord | None = None
+        self.steps_closed = False  # the steps ended with a successful close
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
@@ -187,6 +192,8 @@ class Run:
             self.do_step(step)
         self.step_index = None
         self.final_checks()
+        self.steps_closed = self.closed
+        run_epilogue(self)
 
     def do_step(self, step: dict) -> None:
         expect = step.get("expect") or {}
@@ -259,6 +266,7 @@ class Run:
         response = self.check_response("open", wire, expect, reqs)
         if response.ok:
             self.config = config
+            self.open_wire = wire
             self.log_open, self.closed, self.crashed = True, False, False
 
     def do_op(self, op: str, args: dict, expect: dict, reqs: list[str]) -> None:
@@ -467,15 +475,18 @@ class Run:
             if name.startswith(self.s.partition + "/")
         }
         if self.log_open or self.closed:
-            for reqs, problem in disk.invariants(partition_files, self.config, self.closed):
+            reloaded = any("crash" in step or "damage" in step for step in self.s.steps)
+            for reqs, problem in disk.invariants(
+                partition_files, self.config, self.closed, reloaded
+            ):
                 if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
                     continue  # the harness's own damage, in a segment recovery need not read
                 self.fail("invariant", problem, reqs)
         if self.golden is not None:
             self._compare_files(files)
 
-    def _compare_files(self, files: dict[str, bytes]) -> None:
-        golden = self.golden.get("files", {})
+    def _compare_files(self, files: dict[str, bytes], golden_files: dict | None = None) -> None:
+        golden = self.golden.get("files", {}) if golden_files is None else golden_files
         names = sorted(set(golden) | set(files))
         recovered = any("crash" in s or "damage" in s for s in self.s.steps)
         truncated = any(
@@ -721,7 +732,8 @@ class Runner:
             duration_s=time.perf_counter() - started,
             responses=run.responses,
             corrupt_files=run.corrupt_files,
-            closed=run.closed,
+            closed=run.steps_closed,
+            epilogue=run.epilogue,
         )
         if self.keep_files:
             result.final_files = (
