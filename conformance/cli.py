@@ -85,9 +85,15 @@ def testee(factory):
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the JSON report on stdout instead of the table."
 )
+@click.option(
+    "--cross-load",
+    metavar="IMPL",
+    help="A second implementation (as --impl) that opens each directory the first leaves, once "
+    "closed, and must load the same log start/end offsets, segments and read bytes.",
+)
 @click.pass_context
 def conformance(ctx, impl, transport, only, expected_failures, report, junit, timeout, no_goldens, table,
-                write_expected_failures, workdir, as_json):  # fmt: skip
+                write_expected_failures, workdir, as_json, cross_load):  # fmt: skip
     """Run the conformance suite against an implementation (the main job).
 
     Each scenario of conformance/scenarios is one test with a stable ID. At the end:
@@ -116,6 +122,7 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     out = Console(highlight=False, soft_wrap=True)
     try:
         spec = resolve_impl(impl, transport)
+        cross_spec = None if cross_load is None else resolve_impl(cross_load)
     except ValueError as exc:
         err.print(f"[red]error:[/] {exc}")
         sys.exit(EXIT_USAGE)
@@ -144,7 +151,7 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
 
         suite = run_suite(
             spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
-            workdir=workdir, on_result=on_result,
+            workdir=workdir, on_result=on_result, cross_load=cross_spec,
         )  # fmt: skip
     data = to_json(suite, expected_failures)
     if report:
@@ -164,6 +171,8 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
         hello = suite.hello or {}
         out.print(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via {spec.transport}"
                   f" (features: {', '.join(sorted(hello.get('features', []))) or 'none'})", markup=False)  # fmt: skip
+        if cross_spec is not None:
+            out.print(f"cross-loaded by: {cross_spec.label}", markup=False)
         if table != "none":
             print_table(suite, out, only_failing=table == "failing")
         print_failures(suite, out)

@@ -37,6 +37,7 @@ from reference_impl.records import iter_batches
 
 from . import disk
 from .batches import build_all
+from .crossload import CrossLoader
 from .epilogue import EpilogueRecord, run_epilogue
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
@@ -682,9 +683,11 @@ class Runner:
         goldens: dict | None = None,
         keep_files: bool = False,
         workdir: str | None = None,
+        cross_loader: CrossLoader | None = None,
     ):
         self.driver = driver
         self.goldens = goldens
+        self.cross_loader = cross_loader  # --cross-load: a second testee loads each directory
         self.keep_files = keep_files
         self.workdir = Path(tempfile.mkdtemp(prefix="klogspec-", dir=workdir or fast_tmp()))
         self._features: set[str] | None = None
@@ -725,6 +728,8 @@ class Runner:
             run.fail(exc.kind, exc.message + detail, run.reqs(step))
         finally:
             self.driver.end_scenario(run.now)
+        if self.cross_loader is not None:
+            self.cross_loader.check(run)
         result = Result(
             scenario,
             "failed" if run.failures else "passed",
@@ -744,4 +749,6 @@ class Runner:
 
     def close(self) -> None:
         self.driver.shutdown()
+        if self.cross_loader is not None:
+            self.cross_loader.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import expected as xf
+from .crossload import CrossLoader
 from .goldens import load_manifest_entries
 from .runner import Result, Runner
 from .scenarios import Scenario, load_all, load_requirements
@@ -99,12 +100,18 @@ def run_suite(
     goldens: bool = True,
     workdir: str | None = None,
     on_result: Callable[[TestOutcome], None] | None = None,
+    cross_load: ImplSpec | None = None,
 ) -> SuiteResult:
+    """``cross_load``: a second implementation that loads every directory the first
+    leaves (crossload.py)."""
     scenarios = list(load_all()) if scenarios is None else scenarios
     expected = expected or {}
     started = time.perf_counter()
     runner = Runner(
-        impl.driver(timeout), load_manifest_entries() if goldens else None, workdir=workdir
+        impl.driver(timeout),
+        load_manifest_entries() if goldens else None,
+        workdir=workdir,
+        cross_loader=None if cross_load is None else CrossLoader(cross_load, timeout),
     )
     hello = None
     try:
