@@ -476,9 +476,8 @@ class Run:
             if name.startswith(self.s.partition + "/")
         }
         if self.log_open or self.closed:
-            reloaded = any("crash" in step or "damage" in step for step in self.s.steps)
             for reqs, problem in disk.invariants(
-                partition_files, self.config, self.closed, reloaded
+                partition_files, self.config, self.closed, self.s.reloads_after_failure
             ):
                 if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
                     continue  # the harness's own damage, in a segment recovery need not read

@@ -77,6 +77,12 @@ class Scenario:
     def has_damage(self) -> bool:
         return any("damage" in step for step in self.steps)
 
+    @property
+    def reloads_after_failure(self) -> bool:
+        """Some step crashes the log or damages its files, so a later load may find
+        files as no clean close leaves them (an untrimmed index, a missing time index)."""
+        return any("crash" in step or "damage" in step for step in self.steps)
+
     def to_data(self) -> dict:
         """The expanded scenario as JSON data (what a non-Python harness would read)."""
         data = {
