@@ -128,7 +128,9 @@ def run_epilogue(run: Run) -> None:
     if run.log_open:
         if not _close(run, "close"):
             return
-        record.files = disk.snapshot(run.root)
+        record.files = _snapshot(run, "after close")
+        if record.files is None:
+            return
         _check_closed_directory(run, "after close", record.files, golden)
     response = _request(run, "open", run.open_wire)
     if not response.ok:
@@ -150,7 +152,10 @@ def run_epilogue(run: Run) -> None:
     _compare_read(run, "read from the log start offset", record.read, golden)
     if not _close(run, "second close"):
         return
-    _check_closed_directory(run, "after the second close", disk.snapshot(run.root), None)
+    files = _snapshot(run, "after the second close")
+    if files is None:
+        return
+    _check_closed_directory(run, "after the second close", files, None)
     record.finished = True
 
 
@@ -192,6 +197,16 @@ def _request(run: Run, op: str, args: dict):
     """A request of the epilogue: sent as the steps' are, but not kept among the responses
     the goldens record (a full read would put every .log into the manifest)."""
     return run.driver.request(op, args, run.now)
+
+
+def _snapshot(run: Run, phase: str) -> dict[str, bytes] | None:
+    """Every file of the log directory, or None (a failure) when the testee left
+    something the harness cannot read (a directory where a file was, no permission)."""
+    try:
+        return disk.snapshot(run.root)
+    except OSError as exc:
+        _fail(run, "files", phase, f"the log directory cannot be read: {exc}", CLOSE_REQS)
+        return None
 
 
 def _fail(run: Run, category: str, phase: str, message: str, reqs: list[str]) -> None:
