@@ -43,6 +43,7 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
 from . import disk
+from .transport import TesteeFailure
 
 if TYPE_CHECKING:
     from .runner import Run
@@ -122,7 +123,15 @@ def run_epilogue(run: Run) -> None:
         return
     if not applies(run):
         return
-    record = run.epilogue = EpilogueRecord()
+    run.epilogue = EpilogueRecord()
+    try:
+        _phases(run, run.epilogue)
+    except TesteeFailure as exc:  # the runner reports it; say where it happened
+        exc.message = f"epilogue: {exc.message}"
+        raise
+
+
+def _phases(run: Run, record: EpilogueRecord) -> None:
     golden = run.golden.get("epilogue") if run.golden is not None else None
     run.step_index = None
     if run.log_open:

@@ -7,7 +7,8 @@ goldens are given, against the reference's run of the same scenario: every respo
 and the files, byte for byte where the spec fixes the bytes (``.log`` files and the
 checkpoint files) and by their entries where it does not (index files: placement and
 preallocation are SHOULD, index.md; producer snapshots: their entry order is open,
-SNAP-8).
+SNAP-8). Then the epilogue (epilogue.py) closes the log, compares its files again, reloads
+and reads it back; with ``--cross-load`` a second testee loads it too (crossload.py).
 
 Files of an optional feature the testee does not claim (``.snapshot`` files without
 ``producer_snapshots``) are left out of every comparison, and result fields of one

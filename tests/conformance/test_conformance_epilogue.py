@@ -130,3 +130,37 @@ def test_goldens_hold_the_epilogue_of_the_reference():
         [7, 83]
     ]
     assert follower["read"]["batches"] == 4 and follower["read"]["last_offset"] == 7
+
+
+class _CrashesOnItsSecondClose:
+    """The reference, except that its second close raises (a crash of the testee)."""
+
+    def __init__(self) -> None:
+        from conformance.reference import ReferenceAdapter
+
+        self._inner, self._closes = ReferenceAdapter(), 0
+
+    def __getattr__(self, name):
+        return getattr(self._inner, name)
+
+    def close(self, *, now_ms):
+        self._closes += 1
+        if self._closes == 2:
+            raise RuntimeError("the second close fell over")
+        return self._inner.close(now_ms=now_ms)
+
+
+def crashes_on_its_second_close():
+    return _CrashesOnItsSecondClose()
+
+
+def test_a_testee_crash_in_the_epilogue_fails_the_scenario_saying_where():
+    from conformance.transport import ImplSpec
+
+    spec = ImplSpec("crashes", "inproc", factory=f"{__name__}:crashes_on_its_second_close")
+    suite = run_suite(spec, select(["index.placement.follower-set"])[0])
+    (outcome,) = suite.outcomes
+    assert outcome.result.category == "crashed"
+    assert outcome.result.failures[0].message.startswith(
+        "epilogue: close raised RuntimeError: the second close fell over"
+    )
