@@ -91,9 +91,15 @@ def testee(factory):
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the JSON report on stdout instead of the table."
 )
+@click.option(
+    "--cross-load",
+    metavar="IMPL",
+    help="A second implementation (as --impl) that opens each directory the first leaves, once "
+    "closed, and must load the same log start/end offsets, segments and read bytes.",
+)
 @click.pass_context
 def conformance(ctx, impl, transport, only, expected_failures, report, junit, timeout, no_goldens, table,
-                trace, write_expected_failures, workdir, as_json):  # fmt: skip
+                trace, write_expected_failures, workdir, as_json, cross_load):  # fmt: skip
     """Run the conformance suite against an implementation (the main job).
 
     Each scenario of conformance/scenarios is one test with a stable ID. At the end:
@@ -138,6 +144,7 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
 
     try:
         spec = resolve_impl(impl, transport)
+        cross_spec = None if cross_load is None else resolve_impl(cross_load)
     except (ValueError, CannotStart) as exc:
         stop(str(exc))
     scenarios, unknown = select(only)
@@ -167,7 +174,7 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
             trace_file = open(trace, "w", encoding="utf-8") if trace else None  # noqa: SIM115
             suite = run_suite(
                 spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
-                workdir=workdir, on_result=on_result, trace=trace_file,
+                workdir=workdir, on_result=on_result, trace=trace_file, cross_load=cross_spec,
             )  # fmt: skip
         except (CannotStart, HarnessError, OSError) as exc:
             progress.stop()
@@ -194,6 +201,8 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
         out.print(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via {spec.transport}"
                   f" (features: {', '.join(sorted(hello.get('features', []))) or 'none'})", markup=False)  # fmt: skip
         print_causes(suite, out)
+        if cross_spec is not None:
+            out.print(f"cross-loaded by: {cross_spec.label}", markup=False)
         if table != "none":
             print_table(suite, out, only_failing=table == "failing")
         print_failures(suite, out)

@@ -233,7 +233,12 @@ def live_segments(partition_files: dict[str, bytes]) -> dict[int, dict[str, byte
 
 
 def invariants(
-    partition_files: dict[str, bytes], config: dict, closed: bool, *, pristine: bool = False
+    partition_files: dict[str, bytes],
+    config: dict,
+    closed: bool,
+    reloaded: bool = False,
+    *,
+    pristine: bool = False,
 ) -> list[tuple[list[str], str]]:
     """INDEX-13 to INDEX-17 on every segment (FLUSH-9 too once closed): a list of
     (requirement IDs, what is wrong).
@@ -242,7 +247,12 @@ def invariants(
     holds only its entries before its zeros (no truncation left stale ones), so INDEX-13
     to INDEX-16 apply to it too; and every trimmed time index ends with the entry of its
     segment's largest timestamp (INDEX-9: ROLL-17 at a roll, FLUSH-8 at close), which a
-    load that recovered nothing could not know (FLUSH-8 "known in memory")."""
+    load that recovered nothing could not know (FLUSH-8 "known in memory").
+
+    ``reloaded``: the log was loaded after a crash or damage, so an index file may have
+    been opened untrimmed. Its zero-filled slots then count as entries (INDEX-5: Kafka's
+    AbstractIndex sets the position of a pre-existing file at its end), and a trim keeps
+    them (INDEX-4): a zero tail after the real entries (OIDX-10) is allowed."""
     problems: list[tuple[list[str], str]] = []
     segments = live_segments(partition_files)
     index_bytes = config.get("segment_index_bytes", 10 * 1024 * 1024)
@@ -271,15 +281,24 @@ def invariants(
             continue
         if "index" in files:
             problems += _offset_index_problems(
-                name, base, files["index"], batches, index_bytes, closed, not open_active
+                name, base, files["index"], batches, index_bytes, closed, not open_active, reloaded
             )
         if "timeindex" in files:
             problems += _time_index_problems(
-                name, base, files["timeindex"], batches, index_bytes, closed, not open_active
+                name,
+                base,
+                files["timeindex"],
+                batches,
+                index_bytes,
+                closed,
+                not open_active,
+                reloaded,
             )
             if pristine and not open_active:
                 final = "FLUSH-8" if closed and base == active else "ROLL-17"
                 problems += _final_time_entry(name, base, files["timeindex"], batches, final)
+            elif closed and not reloaded:
+                problems += _final_time_entry_problems(name, base, files["timeindex"], batches)
     return problems
 
 
@@ -304,16 +323,37 @@ def _final_time_entry(name, base, data, batches, rule) -> list:
     ]
 
 
-def _size_problems(name, data, entries, size, index_bytes, closed) -> list:
+def _final_time_entry_problems(name, base, data, batches) -> list:
+    """FLUSH-8 (and ROLL-17 at roll): once closed, a segment's time index ends with its
+    largest timestamp. Only for a log never loaded after a crash or damage: a segment the
+    load did not recover keeps the time index it had (LOAD-14, LOAD-17), final entry or not."""
+    largest = max((b.get("max_timestamp", -1) for b in batches), default=-1)
+    if largest <= 0:  # no timestamp (-1), or 0, which an entry cannot be told from a zero slot
+        return []
+    entries = real_time_entries(data, base)
+    if entries and entries[-1][0] >= largest:
+        return []
+    last = entries[-1] if entries else "none"
+    return [
+        (
+            ["FLUSH-8"],
+            f"{name}.timeindex: the segment's largest timestamp {largest} has no entry after close (last entry {last})",
+        )
+    ]
+
+
+def _size_problems(name, data, entries, size, index_bytes, closed, reloaded=False) -> list:
     """A trimmed index (a segment that is not active, or any after close) is exactly its
-    entries, at most its capacity."""
+    entries, at most its capacity; after a reload, zero slots may count as entries."""
     problems = []
     capacity = index_bytes // size
     if len(entries) > capacity:
         problems.append(
             (["INDEX-17"], f"{name}: {len(entries)} entries, above its capacity {capacity}")
         )
-    if len(data) != len(entries) * size:
+    used = len(entries) * size
+    zero_slots = reloaded and len(data) % size == 0 and not any(data[used:])
+    if len(data) != used and not zero_slots:
         reqs = ["FLUSH-9", "INDEX-4"] if closed else ["INDEX-17", "INDEX-4"]
         problems.append(
             (
@@ -334,10 +374,14 @@ def trimmed_offset_entries(data: bytes, base: int) -> list[list[int]]:
     return real_offset_entries(data, base)
 
 
-def _offset_index_problems(name, base, data, batches, index_bytes, closed, trimmed=True):
+def _offset_index_problems(
+    name, base, data, batches, index_bytes, closed, trimmed=True, reloaded=False
+):
     entries = trimmed_offset_entries(data, base) if trimmed else real_offset_entries(data, base)
     label = f"{name}.index"
-    problems = _size_problems(label, data, entries, 8, index_bytes, closed) if trimmed else []
+    problems = (
+        _size_problems(label, data, entries, 8, index_bytes, closed, reloaded) if trimmed else []
+    )
     starts = {b["position"]: i for i, b in enumerate(batches)}
     previous = None
     for offset, position in entries:
@@ -372,10 +416,14 @@ def _offset_index_problems(name, base, data, batches, index_bytes, closed, trimm
     return problems
 
 
-def _time_index_problems(name, base, data, batches, index_bytes, closed, trimmed=True):
+def _time_index_problems(
+    name, base, data, batches, index_bytes, closed, trimmed=True, reloaded=False
+):
     entries = real_time_entries(data, base)
     label = f"{name}.timeindex"
-    problems = _size_problems(label, data, entries, 12, index_bytes, closed) if trimmed else []
+    problems = (
+        _size_problems(label, data, entries, 12, index_bytes, closed, reloaded) if trimmed else []
+    )
     previous = None
     for timestamp, offset in entries:
         if timestamp < 0 or (

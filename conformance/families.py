@@ -23,15 +23,15 @@ def generator(fn: Callable[[dict, dict], Generated]) -> Callable[[dict, dict], G
     return fn
 
 
-def size_of(value_bytes: int) -> int:
-    """The size of a one-record batch with a value of ``value_bytes`` bytes."""
+def size_of(value_bytes: int, records: int = 1) -> int:
+    """The size of a batch of ``records`` records with values of ``value_bytes`` bytes."""
     from .batches import build
 
-    return len(build({"value_bytes": value_bytes}, START))
+    return len(build({"value_bytes": value_bytes, "records": records}, START))
 
 
 def one(value_bytes: int, times: int = 1, **fields) -> dict:
-    """An append step of one one-record batch (``times`` appends)."""
+    """An append step of one batch, one record unless ``records`` (``times`` appends)."""
     step = {"append": {"batch": {"value_bytes": value_bytes, **fields}}}
     if times > 1:
         step["append"]["times"] = times
@@ -197,29 +197,31 @@ def roll_offset_range(family: dict, row: dict) -> Generated:
 
 @generator
 def index_interval(family: dict, row: dict) -> Generated:
-    """INDEX-7 at its boundary: appends of ``s`` bytes with index_interval_bytes ``k·s`` and
-    one byte either side. An entry (the append's last offset, its start position) is
-    added when more than the interval was appended since the last entry."""
-    s = size_of(row["value_bytes"])
+    """INDEX-7 at its boundary: appends of ``s`` bytes (batches of ``records`` records)
+    with index_interval_bytes ``k·s`` and one byte either side. An entry (the append's
+    last offset, its start position) is added when more than the interval was appended
+    since the last entry; with several records per batch the last offset is not the base."""
+    records = row.get("records", 1)
+    s = size_of(row["value_bytes"], records)
     appends, k = row["appends"], row["every"]
     for variant, delta in EDGES:
         interval = k * s + delta
         entries, since = [], 0
         for i in range(appends):
             if since > interval:
-                entries.append([i, i * s])
+                entries.append([records * (i + 1) - 1, i * s])
                 since = 0
             since += s
         yield (
             variant,
             {
-                "title": f"{appends} appends of {s} bytes, index_interval_bytes {interval}: {len(entries)} entries",
+                "title": f"{appends} appends of {records}-record batches of {s} bytes, index_interval_bytes {interval}: {len(entries)} entries",
                 "config": {
                     "index_interval_bytes": interval,
                     "segment_index_bytes": 8 * (appends + 2) * 3,
                 },
                 "steps": [
-                    one(row["value_bytes"], timestamp=START, times=appends),
+                    one(row["value_bytes"], timestamp=START, times=appends, records=records),
                     {"files": {"offset_index": {"0.index": entries}}, "reqs": ["INDEX-7"]},
                     {"close": {}},
                     {"files": {"offset_index": {"0.index": entries}}, "reqs": ["INDEX-7"]},

@@ -8,7 +8,8 @@
   after the damage, i.e. the input recovery is given, named after its failure mode;
 * ``manifest.json`` (schemas/manifest.schema.json): per scenario its requirement IDs,
   the reference's response to every request, and the sha256, size and decoded JSON view
-  of every file.
+  of every file; and its epilogue (epilogue.py): the files after the epilogue's close,
+  the state of the clean reload and a digest of the read from the log start offset.
 
 Regeneration is deterministic: a fixed clock, the reference's deterministic encoders,
 sorted JSON, files written in sorted order; file modification times do not matter (no
@@ -65,7 +66,7 @@ def reference_file(scenario_id: str, name: str, sha256: str | None = None) -> by
     return data
 
 
-def _file_entries(snapshot: dict[str, bytes]) -> dict[str, dict]:
+def file_entries(snapshot: dict[str, bytes]) -> dict[str, dict]:
     return {
         name: {
             "sha256": hashlib.sha256(data).hexdigest(),
@@ -111,8 +112,10 @@ def regenerate(out: Path, *, workdir: str | None = None) -> dict:
                 "level": scenario.level,
                 "closed": result.closed,
                 "responses": result.responses,
-                "files": _file_entries(result.final_files),
+                "files": file_entries(result.final_files),
             }
+            if result.epilogue is not None:
+                entry["epilogue"] = result.epilogue.to_golden()
             if result.corrupt_files is not None:
                 mode = scenario.failure_mode or scenario.id
                 _write_tree(out / "corrupt" / mode, result.corrupt_files)
@@ -121,7 +124,7 @@ def regenerate(out: Path, *, workdir: str | None = None) -> dict:
                     {
                         "failure_mode": mode,
                         "scenario": scenario.id,
-                        "files": _file_entries(result.corrupt_files),
+                        "files": file_entries(result.corrupt_files),
                     }
                 )
             entries.append(entry)

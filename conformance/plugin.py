@@ -4,7 +4,9 @@
 
 ``--klogspec-impl`` (repeatable) names the implementation as for ``klogspec
 conformance --impl``; with none, the suite runs the reference through both transports.
-``--klogspec-expected-failures`` applies an expected-failure file (expected.py):
+``--klogspec-cross-load IMPL`` has a second implementation load every directory the
+first leaves (crossload.py). ``--klogspec-expected-failures`` applies an expected-failure
+file (expected.py):
 listed tests xfail, and a listed test that passes or fails differently fails.
 A failure of SHOULD rules only is reported as an xfail marked "recommended".
 """
@@ -52,6 +54,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         metavar="SECONDS",
         help="how long a testee may take to answer one request",
     )
+    group.addoption(
+        "--klogspec-cross-load",
+        default=None,
+        metavar="IMPL",
+        help="a second implementation that loads every directory the first leaves (as "
+        "klogspec conformance --cross-load)",
+    )
 
 
 def _impls(config: pytest.Config) -> list[tuple[str, str | None]]:
@@ -86,13 +95,19 @@ class _Runners:
 
     def get(self, impl: tuple[str, str | None]):
         if impl not in self.runners:
+            from .crossload import CrossLoader
             from .goldens import load_manifest_entries
             from .runner import Runner
             from .transport import resolve_impl
 
             spec = resolve_impl(impl[0], impl[1])
-            driver = spec.driver(self.config.getoption("klogspec_timeout"))
-            self.runners[impl] = Runner(driver, load_manifest_entries())
+            timeout = self.config.getoption("klogspec_timeout")
+            cross = self.config.getoption("klogspec_cross_load")
+            self.runners[impl] = Runner(
+                spec.driver(timeout),
+                load_manifest_entries(),
+                cross_loader=None if cross is None else CrossLoader(resolve_impl(cross), timeout),
+            )
         return self.runners[impl]
 
     def close(self) -> None:

@@ -7,7 +7,8 @@ goldens are given, against the reference's run of the same scenario: every respo
 and the files, byte for byte where the spec fixes the bytes (``.log`` files and the
 checkpoint files) and by their entries where it does not (index files: placement and
 preallocation are SHOULD, index.md; producer snapshots: their entry order is open,
-SNAP-8).
+SNAP-8). Then the epilogue (epilogue.py) closes the log, compares its files again, reloads
+and reads it back; with ``--cross-load`` a second testee loads it too (crossload.py).
 
 Files of an optional feature the testee does not claim (``.snapshot`` files without
 ``producer_snapshots``) are left out of every comparison, and result fields of one
@@ -43,6 +44,7 @@ from reference_impl.records import iter_batches
 
 from . import check_rules, disk
 from .batches import build_all
+from .crossload import CrossLoader
 from .diagnostics import (
     bytes_difference,
     describe_damage,
@@ -51,6 +53,7 @@ from .diagnostics import (
     show,
     text_difference,
 )
+from .epilogue import EpilogueRecord, run_epilogue
 from .goldens import reference_file
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
@@ -155,6 +158,7 @@ class Result:
     final_files: dict[str, bytes] | None = None
     corrupt_files: dict[str, bytes] | None = None
     closed: bool = False
+    epilogue: EpilogueRecord | None = None
 
     @property
     def failed_requirements(self) -> list[str]:
@@ -243,6 +247,9 @@ class Run:
         self.operation: str | None = None  # what the current step does, in words
         self.last_operation: str | None = None  # the last step that was not a files check
         self.recovered = False  # a crash or damage came before the current step
+        self.open_wire: dict = {}  # the last successful open's request (the epilogue's reopen)
+        self.epilogue: EpilogueRecord | None = None
+        self.steps_closed = False  # the steps ended with a successful close
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
@@ -296,7 +303,11 @@ class Run:
             if "crash" in step or "damage" in step:
                 self.recovered = True
         self.step_index, self.operation = None, "the end of the scenario"
-        self.apply({}, self.final_checks)
+        if not self.apply({}, self.final_checks):
+            return
+        self.steps_closed = self.closed
+        self.operation = "the epilogue (close, compare, reopen, read)"
+        self.apply({}, lambda: run_epilogue(self))
 
     def apply(self, step: dict, action) -> bool:
         """Do one step (or the final checks). A step the harness cannot do on the testee's
@@ -470,6 +481,7 @@ class Run:
         response = self.check_response("open", wire, expect, reqs)
         if response.ok:
             self.config = config
+            self.open_wire = wire
             self.log_open, self.closed, self.crashed = True, False, False
 
     def do_op(self, op: str, args: dict, expect: dict, reqs: list[str]) -> None:
@@ -720,7 +732,13 @@ class Run:
             pristine = not self.recovered and not any(
                 "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
             )
-            found = disk.invariants(partition_files, self.config, self.closed, pristine=pristine)
+            found = disk.invariants(
+                partition_files,
+                self.config,
+                self.closed,
+                self.s.reloads_after_failure,
+                pristine=pristine,
+            )
             for reqs, problem in found:
                 if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
                     continue  # the harness's own damage, in a segment recovery need not read
@@ -728,8 +746,8 @@ class Run:
         if self.golden is not None:
             self._compare_files(files)
 
-    def _compare_files(self, files: dict[str, bytes]) -> None:
-        golden = self.golden.get("files", {})
+    def _compare_files(self, files: dict[str, bytes], golden_files: dict | None = None) -> None:
+        golden = self.golden.get("files", {}) if golden_files is None else golden_files
         recovered = any("crash" in s or "damage" in s for s in self.s.steps)
         truncated = any(
             "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
@@ -1029,9 +1047,11 @@ class Runner:
         goldens: dict | None = None,
         keep_files: bool = False,
         workdir: str | None = None,
+        cross_loader: CrossLoader | None = None,
     ):
         self.driver = driver
         self.goldens = goldens
+        self.cross_loader = cross_loader  # --cross-load: a second testee loads each directory
         self.keep_files = keep_files
         self.workdir = Path(tempfile.mkdtemp(prefix="klogspec-", dir=workdir or fast_tmp()))
         self._features: set[str] | None = None
@@ -1075,6 +1095,8 @@ class Runner:
             raise HarnessError(scenario.id, run.step_index, run.operation, exc) from exc
         finally:
             self.driver.end_scenario(run.now)
+        if self.cross_loader is not None:
+            self.cross_loader.check(run)
         result = Result(
             scenario,
             "failed" if run.failures else "passed",
@@ -1082,7 +1104,8 @@ class Runner:
             duration_s=time.perf_counter() - started,
             responses=run.responses,
             corrupt_files=run.corrupt_files,
-            closed=run.closed,
+            closed=run.steps_closed,
+            epilogue=run.epilogue,
         )
         if self.keep_files:
             result.final_files = (
@@ -1093,4 +1116,6 @@ class Runner:
 
     def close(self) -> None:
         self.driver.shutdown()
+        if self.cross_loader is not None:
+            self.cross_loader.close()
         shutil.rmtree(self.workdir, ignore_errors=True)

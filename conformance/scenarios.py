@@ -57,6 +57,7 @@ class Scenario:
     open: bool = True
     features: list[str] = field(default_factory=list)
     failure_mode: str | None = None
+    epilogue_skip: str | None = None  # why the scenario does without the epilogue (epilogue.py)
     generated_by: str | None = None
     family: str | None = None
     source: str = ""
@@ -76,6 +77,12 @@ class Scenario:
     def has_damage(self) -> bool:
         return any("damage" in step for step in self.steps)
 
+    @property
+    def reloads_after_failure(self) -> bool:
+        """Some step crashes the log or damages its files, so a later load may find
+        files as no clean close leaves them (an untrimmed index, a missing time index)."""
+        return any("crash" in step or "damage" in step for step in self.steps)
+
     def to_data(self) -> dict:
         """The expanded scenario as JSON data (what a non-Python harness would read)."""
         data = {
@@ -94,6 +101,8 @@ class Scenario:
             data["topic_id"] = self.topic_id
         if self.failure_mode:
             data["failure_mode"] = self.failure_mode
+        if self.epilogue_skip is not None:
+            data["epilogue"] = {"skip": self.epilogue_skip}
         if self.generated_by:
             data["generated_by"] = self.generated_by
             data["family"] = self.family
@@ -184,6 +193,7 @@ def _scenario(data: dict, defaults: dict, source: str) -> Scenario:
         open=data.get("open", True),
         features=list(data.get("features", ())),
         failure_mode=data.get("failure_mode"),
+        epilogue_skip=(data.get("epilogue") or {}).get("skip"),
         generated_by=data.get("generated_by"),
         family=data.get("family"),
         source=source,

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import expected as xf
+from .crossload import CrossLoader
 from .goldens import load_manifest_entries
 from .runner import Result, Runner
 from .scenarios import Scenario, load_all, load_requirements
@@ -100,17 +101,24 @@ def run_suite(
     workdir: str | None = None,
     on_result: Callable[[TestOutcome], None] | None = None,
     trace=None,
+    cross_load: ImplSpec | None = None,
 ) -> SuiteResult:
     """Every scenario on one implementation. Raises CannotStart when the implementation
     cannot be started or does not answer its first ``hello``, and runner.HarnessError when
     the harness fails on its own; ``trace`` (a text file) receives every request and
-    response."""
+    response; ``cross_load``: a second implementation that loads every directory the first
+    leaves (crossload.py)."""
     scenarios = list(load_all()) if scenarios is None else scenarios
     expected = expected or {}
     started = time.perf_counter()
     driver = impl.driver(timeout)
     driver.trace = trace
-    runner = Runner(driver, load_manifest_entries() if goldens else None, workdir=workdir)
+    runner = Runner(
+        driver,
+        load_manifest_entries() if goldens else None,
+        workdir=workdir,
+        cross_loader=None if cross_load is None else CrossLoader(cross_load, timeout),
+    )
     try:
         try:
             hello = runner.driver.hello(scenarios[0].start_ms if scenarios else 0)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import dataclasses
 import struct
+from collections import deque
 from pathlib import Path
 
 from reference_impl import (
@@ -59,6 +60,10 @@ _ORIGINAL = {
     "index_init": abstract_index.AbstractIndex.__init__,
     "truncate_log": Log.truncate_to,
     "truncate_fully": Log.truncate_fully_and_start_at,
+    "seg_close": Seg.close,
+    "log_close": Log.close,
+    "log_end_below_start": loader.LogLoader._delete_segments_if_log_start_greater_than_log_end,
+    "update_producer_state": Log._update_producer_state,
 }
 
 
@@ -498,6 +503,99 @@ def _index_refused_before_its_file(self, file, base_offset, max_index_size=-1):
         raise
 
 
+# --- close-time and missing-file bugs (issue 13 §2: seen only once the log is closed) ---
+
+
+def _batch_base_offsets(segment_) -> dict[int, tuple[int, int]]:
+    """position -> (base offset, last offset) of every batch of a segment's .log."""
+    return {b.position: (b.base_offset, b.last_offset) for b in segment_.log.batches()}
+
+
+def _close_keying_index_by_base_offset(self):
+    """At close the offset index is written out keyed by each batch's base offset (an
+    implementation that keeps its entries in memory and writes them when it trims)."""
+    if self._lazy_offset_index.is_loaded:
+        index = self.offset_index
+        batches = _batch_base_offsets(self)
+        entries = [index.entry(n) for n in range(index.entries)]
+        index.truncate()
+        for entry in entries:
+            base_offset = batches.get(entry.position, (entry.offset,))[0]
+            index._append_entry(index.relative_offset(base_offset), entry.position)
+    _ORIGINAL["seg_close"](self)
+
+
+def _close_time_entry_at_base_offset(self):
+    """The final time-index entry written at close names the batch's base offset, not the
+    last offset of the batch carrying the largest timestamp (INDEX-16)."""
+    known = self.max_timestamp_and_offset_so_far
+    if known is not None and known.offset >= 0:
+        for base_offset, last_offset in _batch_base_offsets(self).values():
+            if base_offset <= known.offset <= last_offset:
+                self.max_timestamp_and_offset_so_far = TimestampOffset(known.timestamp, base_offset)
+    _ORIGINAL["seg_close"](self)
+
+
+def _close_time_entry_only_into_empty_index(self):
+    """close() writes the largest timestamp to the time index only when it has no entry
+    yet, so a time index whose last entry lags the largest timestamp stays behind."""
+    if self._lazy_time_index.is_loaded and self.time_index.entries:
+        self.max_timestamp_and_offset_so_far = None
+    _ORIGINAL["seg_close"](self)
+
+
+def _close_without_trimming_indexes(self):
+    """close() leaves every index at its preallocated length."""
+    for lazy in (self._lazy_offset_index, self._lazy_time_index):
+        if lazy.is_loaded:
+            lazy.get().trim_to_valid_size = lambda: None
+    _ORIGINAL["seg_close"](self)
+
+
+def _close_dropping_empty_offset_index(self):
+    """An offset index with no entries is not kept at close (no empty .index file)."""
+    empty = self._lazy_offset_index.is_loaded and self.offset_index.entries == 0
+    _ORIGINAL["seg_close"](self)
+    if empty:
+        self.offset_index_file.unlink(missing_ok=True)
+
+
+def _close_without_leo_snapshot(self):
+    """close() writes no producer snapshot at the LEO."""
+    psm = self.producer_state_manager
+    psm.take_snapshot = lambda sync=True: None
+    try:
+        _ORIGINAL["log_close"](self)
+    finally:
+        del psm.take_snapshot
+
+
+def _close_without_marker(self):
+    """close() writes the checkpoints but no clean-shutdown marker."""
+    saved = clean_shutdown.write_marker
+    clean_shutdown.write_marker = lambda log_dir, broker_epoch=-1: None
+    try:
+        _ORIGINAL["log_close"](self)
+    finally:
+        clean_shutdown.write_marker = saved
+
+
+def _txn_last_offset_of_set(self, segment_, producers, completed, last_offset):
+    """An aborted transaction is indexed with the appended set's last offset as its
+    lastOffset, not its marker's."""
+    completed = [dataclasses.replace(txn, last_offset=last_offset) for txn in completed]
+    return _ORIGINAL["update_producer_state"](self, segment_, producers, completed, last_offset)
+
+
+def _log_end_from_last_base_offset(self):
+    """A load takes the LEO as the last batch's base offset + 1 (lastOffsetDelta ignored)."""
+    log_end_offset = _ORIGINAL["log_end_below_start"](self)
+    if log_end_offset is None:
+        return None
+    last = deque(self.segments.last_segment.log.batches(), maxlen=1)
+    return last[0].base_offset + 1 if last else log_end_offset
+
+
 ALL = ("*",)
 CATALOG = (
     # --- roll (roll.md Table 1) ---
@@ -642,6 +740,8 @@ CATALOG = (
            lambda: [(Log, "last_stable_offset", property(lambda self: self.high_watermark))]),
     Mutant("read-committed-ignores-lso", "read_committed is bounded by the high watermark", frozenset({"READ-21"}), ("transactions.read-committed.*",),
            lambda: [(Log, "read", _read_committed_ignoring_lso)]),
+    Mutant("txnindex-last-offset-of-set", "an aborted transaction's lastOffset is the appended set's last offset, not its marker's", frozenset({"TXN-B-5"}), ("transactions.*",),
+           lambda: [(Log, "_update_producer_state", _txn_last_offset_of_set)]),
     Mutant("aborted-transactions-one-segment", "aborted transactions are looked up in the fetched segment only", frozenset({"READ-22"}), ("transactions.read-committed.*",),
            lambda: [(local_log.LocalLog, "collect_aborted_transactions", _collect_aborted_in_first_segment)]),
     # --- agreement with Kafka's code (RECOV-9, CKPT-B-9, INDEX-3) ---
@@ -652,4 +752,22 @@ CATALOG = (
                     (Log, "truncate_fully_and_start_at", _truncate_without_checkpoint(_ORIGINAL["truncate_fully"]))]),
     Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
            lambda: [(abstract_index.AbstractIndex, "__init__", _index_refused_before_its_file)]),
+
+    # --- close time and missing files (issue 13 §2) ---
+    Mutant("close-index-keyed-by-base-offset", "the offset index is written at close keyed by each batch's base offset", frozenset({"INDEX-14"}), ("index.*",),
+           lambda: [(Seg, "close", _close_keying_index_by_base_offset)]),
+    Mutant("close-time-entry-at-base-offset", "the final time-index entry of close names the batch's base offset", frozenset({"INDEX-16"}), ("index.*", "flush.close.*"),
+           lambda: [(Seg, "close", _close_time_entry_at_base_offset)]),
+    Mutant("close-time-entry-only-into-empty-index", "close appends the largest timestamp only to a time index without entries", frozenset({"FLUSH-8"}), ("index.*", "roll.*"),
+           lambda: [(Seg, "close", _close_time_entry_only_into_empty_index)]),
+    Mutant("close-without-trimming-indexes", "close leaves the indexes at their preallocated length", frozenset({"FLUSH-9"}), ("index.*",),
+           lambda: [(Seg, "close", _close_without_trimming_indexes)]),
+    Mutant("close-drops-empty-offset-index", "an offset index without entries is deleted at close", frozenset({"ROLL-20"}), ("append.*",),
+           lambda: [(Seg, "close", _close_dropping_empty_offset_index)]),
+    Mutant("close-without-leo-snapshot", "close writes no producer snapshot at the LEO", frozenset({"SNAP-B-1"}), ("append.*",),
+           lambda: [(Log, "close", _close_without_leo_snapshot)]),
+    Mutant("close-without-clean-shutdown-marker", "close writes no .kafka_cleanshutdown", frozenset({"CLEAN-1"}), ("append.*",),
+           lambda: [(Log, "close", _close_without_marker)]),
+    Mutant("load-leo-from-last-base-offset", "a load sets the LEO to the last batch's base offset + 1", frozenset({"LOAD-24"}), ("append.*", "index.*"),
+           lambda: [(loader.LogLoader, "_delete_segments_if_log_start_greater_than_log_end", _log_end_from_last_base_offset)]),
 )  # fmt: skip

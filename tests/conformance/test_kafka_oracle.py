@@ -5,7 +5,8 @@ The Kafka testee shipped beside the project (``../shared/kafka-oracle``, or the 
 ``LogValidator``, ``LogLoader``, producer state and checkpoint files at the commit the spec
 cites. The suite must pass on it in both of its checkpoint timings (``--checkpoints=kafka``:
 LogManager's; ``--checkpoints=reference``: the reference's), except for the tests listed in
-``conformance/expected-failures/kafka-oracle.txt``, each a documented Deviation of the spec.
+``conformance/expected-failures/kafka-oracle.txt`` (both modes) and
+``kafka-oracle-<mode>.txt`` (that mode only), each a documented Deviation of the spec.
 Any other difference fails, and so does a listed test that passes or fails differently.
 Skipped, with the reason, when the testee or a Java 17+ runtime is not there.
 """
@@ -26,7 +27,8 @@ from conformance.suite import FAILED_STATUSES, run_suite
 from conformance.transport import resolve_impl
 
 REPO = Path(__file__).resolve().parents[2]
-EXPECTED = REPO / "conformance" / "expected-failures" / "kafka-oracle.txt"
+LISTS = REPO / "conformance" / "expected-failures"
+EXPECTED = LISTS / "kafka-oracle.txt"
 DEVIATION_REASON = re.compile(r"#\s*([A-Z]+(?:-[A-Z]+)?-\d+) Deviation, spec/(\S+\.md): \S")
 MODES = ("kafka", "reference")
 
@@ -68,22 +70,41 @@ def oracle() -> Path:
     return run_sh
 
 
-def expected_failures() -> dict[str, xf.Expectation]:
-    found, problems = xf.load(EXPECTED)
+def mode_list(mode: str) -> Path:
+    """The expected failures of one checkpoint mode only."""
+    return LISTS / f"kafka-oracle-{mode}.txt"
+
+
+def expected_failures(path: Path = EXPECTED) -> dict[str, xf.Expectation]:
+    found, problems = xf.load(path)
     assert not problems, problems
     return found
 
 
-def test_each_expected_failure_is_a_documented_deviation():
+def expected_in_mode(mode: str) -> dict[str, xf.Expectation]:
+    listed = expected_failures()
+    if mode_list(mode).is_file():
+        extra = expected_failures(mode_list(mode))
+        assert not set(extra) & set(listed), f"{mode_list(mode).name} repeats kafka-oracle.txt"
+        listed |= extra
+    return listed
+
+
+@pytest.mark.parametrize(
+    "path",
+    [EXPECTED, *(mode_list(m) for m in MODES if mode_list(m).is_file())],
+    ids=lambda p: p.name,
+)
+def test_each_expected_failure_is_a_documented_deviation(path):
     """Every line names its failure category and a rule whose page holds a Deviation note;
-    the file can never list a plain disagreement with Kafka."""
+    the files can never list a plain disagreement with Kafka."""
     rules = {
         e["id"]: e["page"]
         for e in yaml.safe_load((REPO / "spec" / "requirements.yaml").read_text())["requirements"]
     }
-    listed = expected_failures()
+    listed = expected_failures(path)
     assert listed
-    lines = EXPECTED.read_text(encoding="utf-8").splitlines()
+    lines = path.read_text(encoding="utf-8").splitlines()
     for expectation in listed.values():
         line = lines[expectation.line - 1]
         assert expectation.category, f"line {expectation.line}: name the failure category"
@@ -97,7 +118,7 @@ def test_each_expected_failure_is_a_documented_deviation():
 
 @pytest.mark.parametrize("mode", MODES)
 def test_the_suite_agrees_with_kafka(oracle, mode):
-    listed = expected_failures()
+    listed = expected_in_mode(mode)
     impl = resolve_impl(f"cmd:{oracle} --checkpoints={mode}")
     suite = run_suite(impl, expected=listed, timeout=30)
     assert suite.hello is not None, f"the Kafka testee did not answer hello ({impl.name})"

@@ -1,0 +1,289 @@
+"""The epilogue: every scenario ends closed, compared, reopened and read back.
+
+Bytes a log writes only when it closes (trimmed indexes, the final time-index entry, the
+checkpoints, the clean-shutdown marker, the producer snapshot at the LEO) are invisible
+to a scenario that ends with the log open, and so is what a clean load makes of them.
+After a scenario's last step the harness therefore runs, on the same testee:
+
+1. ``close``, when the steps left the log open; then every file of the
+   log directory is compared with the reference's after its own close (the goldens'
+   ``epilogue.files``), as the final directory is (runner.Run._compare_files: byte for
+   byte where the spec fixes the bytes, by entries where it leaves room, a feature's
+   files only when it is claimed), and checked against the invariants of a closed log
+   (INDEX-4, INDEX-13 to INDEX-17, FLUSH-9);
+2. ``open`` with the configuration and topic ID of the last open: a clean load (LOAD-1).
+   Its state is compared with the reference's: log start offset (LOAD-18), LEO
+   (LOAD-24), recovery point (LOAD-4, from the checkpoint written at close, CKPT-B-5),
+   segments and their sizes (LOAD-11, LOAD-17), the last stable offset (SNAP-B-2, only
+   for a testee claiming ``transaction_index`` and ``producer_snapshots``: without
+   snapshots a clean load knows no open transaction, SNAP-B-3);
+3. ``read`` from the log start offset until the LEO (one segment per read, as READ-3
+   allows, ``min_one_message`` so every read makes progress): the bytes must be the
+   reference's, since a cleanly closed segment keeps every byte of its ``.log`` (LOAD-17);
+4. ``close`` again, and the invariants of a closed log once more.
+
+The epilogue applies when the steps end with the log open or closed; a scenario whose
+log never opened, or whose last open failed, has nothing to close. A scenario opts out
+only with a written reason (``epilogue: {skip: ...}`` in its YAML, schema-checked).
+Failures carry the step ``None`` and a message starting ``epilogue``.
+
+``klogspec conformance --cross-load`` (crossload.py) then hands the closed directory to
+a second implementation and compares what it loads with what phase 2 and 3 gave.
+"""
+
+from __future__ import annotations
+
+import base64
+import contextlib
+import hashlib
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.records import iter_batches
+
+from . import disk
+from .transport import TesteeFailure
+
+if TYPE_CHECKING:
+    from .runner import Run
+
+READ_MAX_BYTES = 1 << 20
+MAX_READS = 10_000  # a testee whose reads never reach the LEO stops here
+CLOSE_REQS = ["FLUSH-7", "FLUSH-10"]
+LOAD_REQS = ["LOAD-1", "LOAD-17"]
+STATE_REQS = {  # the state fields a clean load must reproduce, and the rules that fix them
+    "log_start_offset": ["LOAD-18", "CKPT-B-6"],
+    "log_end_offset": ["LOAD-24"],
+    "recovery_point": ["LOAD-4", "CKPT-B-5"],
+    "segments": ["LOAD-11", "LOAD-17"],
+    "last_stable_offset": ["SNAP-B-2", "TXN-B-7"],
+}
+READ_REQS = ["LOAD-17", "READ-3"]
+LSO_FEATURES = {"transaction_index", "producer_snapshots"}  # a reload's LSO is then fixed
+
+
+@dataclass
+class FullRead:
+    """What a read from the log start offset to the LEO returned: whole batches only."""
+
+    data: bytes = b""
+    batches: list[list[int]] = field(default_factory=list)  # [base offset, last offset]
+    reads: int = 0
+    problem: str | None = None
+
+    def summary(self) -> dict:
+        """The goldens' record of the read (the bytes themselves are the .log files')."""
+        return {
+            "sha256": hashlib.sha256(self.data).hexdigest(),
+            "size": len(self.data),
+            "batches": len(self.batches),
+            "first_offset": self.batches[0][0] if self.batches else None,
+            "last_offset": self.batches[-1][1] if self.batches else None,
+        }
+
+
+@dataclass
+class EpilogueRecord:
+    """What the epilogue saw: ``files`` after its close (None when the steps had closed
+    the log), the reopened ``state``, and the full ``read``; or why it was ``skipped``."""
+
+    skipped: str | None = None
+    files: dict[str, bytes] | None = None
+    state: dict | None = None
+    read: FullRead | None = None
+    finished: bool = False  # reopened, read and closed again without a refusal
+
+    def to_golden(self) -> dict:
+        from .goldens import file_entries
+
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
+        data: dict = {}
+        if self.files is not None:
+            data["files"] = file_entries(self.files)
+        if self.state is not None:
+            data["state"] = self.state
+        if self.read is not None:
+            data["read"] = self.read.summary()
+        return data
+
+
+def applies(run: Run) -> bool:
+    """The steps left a log to close or reopen: a scenario whose log never opened, or
+    whose last open was refused (a directory that must not load), leaves none."""
+    opens = [r for r in run.responses if r["op"] == "open"]
+    return (run.log_open or run.closed) and not (opens and not opens[-1]["ok"])
+
+
+def run_epilogue(run: Run) -> None:
+    """Phases 1 to 4 of the module docstring, on ``run``'s testee and directory."""
+    if run.s.epilogue_skip is not None:
+        run.epilogue = EpilogueRecord(skipped=run.s.epilogue_skip)
+        return
+    if not applies(run):
+        return
+    run.epilogue = EpilogueRecord()
+    try:
+        _phases(run, run.epilogue)
+    except TesteeFailure as exc:  # the runner reports it; say where it happened
+        exc.message = f"epilogue: {exc.message}"
+        raise
+
+
+def _phases(run: Run, record: EpilogueRecord) -> None:
+    golden = run.golden.get("epilogue") if run.golden is not None else None
+    run.step_index = None
+    if run.log_open:
+        if not _close(run, "close"):
+            return
+        record.files = _snapshot(run, "after close")
+        if record.files is None:
+            return
+        _check_closed_directory(run, "after close", record.files, golden)
+    response = _request(run, "open", run.open_wire)
+    if not response.ok:
+        _fail(
+            run,
+            f"unexpected_error:{response.code}",
+            "reopen",
+            f"a clean load was refused with {response.code} ({response.message[:200]})",
+            LOAD_REQS,
+        )
+        return
+    run.log_open, run.closed = True, False
+    record.state = response.result
+    run._state_rules(response.result)
+    _compare_state(run, record, golden)
+    record.read = full_read(run.driver, record.state, run.now)
+    if record.read.problem is not None:
+        _fail(run, "wrong_result", "read from the log start offset", record.read.problem, READ_REQS)
+    _compare_read(run, "read from the log start offset", record.read, golden)
+    if not _close(run, "second close"):
+        return
+    files = _snapshot(run, "after the second close")
+    if files is None:
+        return
+    _check_closed_directory(run, "after the second close", files, None)
+    record.finished = True
+
+
+def full_read(driver, state: dict, now_ms: int) -> FullRead:
+    """Read from ``state``'s log start offset up to its LEO, one request per segment."""
+    found = FullRead()
+    start, end = state["log_start_offset"], state["log_end_offset"]
+    chunks = []
+    while start < end and found.reads < MAX_READS:
+        wire = {"start_offset": start, "max_bytes": READ_MAX_BYTES, "max_offset": None, "min_one_message": True}  # fmt: skip
+        response = driver.request("read", wire, now_ms)
+        found.reads += 1
+        if not response.ok:
+            found.problem = f"read from offset {start} was refused with {response.code}"
+            break
+        data = base64.b64decode(response.result["data"])
+        scanner = iter_batches(data)
+        batches = []
+        with contextlib.suppress(KafkaLogError):  # a tail that does not decode stays (LOAD-17)
+            for batch in scanner:
+                batches.append([batch.base_offset, batch.last_offset])
+        # a read cut by max_bytes ends in part of a batch, which the next read returns whole
+        chunks.append(data[: scanner.valid_bytes] if len(data) >= READ_MAX_BYTES else data)
+        if not batches:
+            break  # nothing from here to the LEO (an empty active segment after a gap)
+        if batches[-1][1] < start:
+            found.problem = f"read from offset {start} returned only batches below it"
+            break
+        found.batches += batches
+        start = batches[-1][1] + 1
+    found.data = b"".join(chunks)
+    return found
+
+
+# --- the phases' checks ------------------------------------------------------------------
+
+
+def _request(run: Run, op: str, args: dict):
+    """A request of the epilogue: sent as the steps' are, but not kept among the responses
+    the goldens record (a full read would put every .log into the manifest)."""
+    return run.driver.request(op, args, run.now)
+
+
+def _snapshot(run: Run, phase: str) -> dict[str, bytes] | None:
+    """Every file of the log directory, or None (a failure) when the testee left
+    something the harness cannot read (a directory where a file was, no permission)."""
+    try:
+        return disk.snapshot(run.root)
+    except OSError as exc:
+        _fail(run, "files", phase, f"the log directory cannot be read: {exc}", CLOSE_REQS)
+        return None
+
+
+def _fail(run: Run, category: str, phase: str, message: str, reqs: list[str]) -> None:
+    run.fail(category, f"epilogue {phase}: {message}", reqs)
+
+
+def _close(run: Run, phase: str) -> bool:
+    response = _request(run, "close", {})
+    if not response.ok:
+        _fail(run, f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS)  # fmt: skip
+        return False
+    run.log_open, run.closed = False, True
+    return True
+
+
+def _check_closed_directory(
+    run: Run, phase: str, files: dict[str, bytes], golden: dict | None
+) -> None:
+    """The invariants of a closed log, and (``golden``) the files of the reference's."""
+    visible = disk.visible(files, run.features)
+    prefix = run.s.partition + "/"
+    partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
+    first = len(run.failures)
+    reloaded = run.s.reloads_after_failure
+    for reqs, problem in disk.invariants(partition_files, run.config, True, reloaded):
+        if run.damaged and ("wrong CRC" in problem or "unreadable" in problem):
+            continue  # the harness's own damage, in a segment recovery need not read
+        run.fail("invariant", problem, reqs)
+    if golden is not None and "files" in golden:
+        run._compare_files(visible, golden_files=golden["files"])
+    for failure in run.failures[first:]:
+        failure.message = f"epilogue, {phase}: {failure.message}"
+
+
+def _compare_state(run: Run, record: EpilogueRecord, golden: dict | None) -> None:
+    """The reopened state against the reference's. (Not against the state before the
+    close: a clean load may move the LEO up to an empty active segment's base offset,
+    LOAD-24, and the log start offset up to the first segment's, LOAD-18.)"""
+    have = record.state
+    if golden is not None and "state" in golden:
+        for key, reqs in STATE_REQS.items():
+            if key not in golden["state"] or key not in have:
+                continue
+            if key == "last_stable_offset" and not LSO_FEATURES.issubset(run.features):
+                continue  # without snapshots a clean load knows no open transaction (SNAP-B-3)
+            if shown(key, have[key]) != shown(key, golden["state"][key]):
+                _fail(run, "golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs)  # fmt: skip
+
+
+def shown(key: str, value):
+    """A state field as messages show it (segments as [base offset, size] pairs)."""
+    if key == "segments" and isinstance(value, list):
+        return [[s.get("base_offset"), s.get("size_bytes")] for s in value]
+    return value
+
+
+def _compare_read(run: Run, phase: str, read: FullRead, golden: dict | None) -> None:
+    if golden is None or "read" not in golden:
+        return
+    want, have = golden["read"], read.summary()
+    if have["sha256"] != want["sha256"]:
+        _fail(run, "golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS)  # fmt: skip
+
+
+def describe_read(summary: dict) -> str:
+    if not summary["batches"]:
+        return "no batch"
+    return (
+        f"{summary['batches']} batches, offsets {summary['first_offset']} to "
+        f"{summary['last_offset']}, {summary['size']} bytes (sha256 {summary['sha256'][:12]})"
+    )
