@@ -17,6 +17,7 @@ from reference_impl import (
     local_log,
     log,
     log_validator,
+    offset_index,
     producer_state,
     producer_state_manager,
     retention,
@@ -469,6 +470,18 @@ def _recover_without_producer_state(segment_, *args, **kwargs):
     return _ORIGINAL["recover"](segment_, *args, **kwargs)
 
 
+def _exact_upper_bound(self, fetch_offset, fetch_size):
+    """The first entry at or past the end of the bytes read, by a plain scan: right by the
+    words of a sparse index, but not Kafka's search, which passes over an exact match in the
+    first slot (READ-22)."""
+    target = fetch_offset.position + fetch_size
+    for n in range(self.entries):
+        entry = self.entry(n)
+        if entry.position >= target:
+            return entry
+    return None
+
+
 # --- agreement with Kafka's code (issue 17) ---
 
 
@@ -744,6 +757,8 @@ CATALOG = (
            lambda: [(Log, "_update_producer_state", _txn_last_offset_of_set)]),
     Mutant("aborted-transactions-one-segment", "aborted transactions are looked up in the fetched segment only", frozenset({"READ-22"}), ("transactions.read-committed.*",),
            lambda: [(local_log.LocalLog, "collect_aborted_transactions", _collect_aborted_in_first_segment)]),
+    Mutant("upper-bound-plain-search", "the read_committed upper bound is the first index entry at or past the end of the bytes read, found by a plain scan", frozenset({"READ-22"}), ("transactions.read-committed.*",),
+           lambda: [(offset_index.OffsetIndex, "fetch_upper_bound_offset", _exact_upper_bound)]),
     # --- agreement with Kafka's code (RECOV-9, CKPT-B-9, INDEX-3) ---
     Mutant("recovery-point-below-log-start", "a loaded recovery point is not raised to the log start offset", frozenset({"RECOV-9"}), ("recovery.offsets.raised-to-log-start", "recovery.checkpoint.log-start-past-end"),
            lambda: [(Log, "_update_log_start_offset", _log_start_without_recovery_point)]),

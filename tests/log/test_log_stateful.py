@@ -1091,14 +1091,19 @@ class ProducerLogMachine(LogMachine):
             base,
             position,
         )
-        # the upper bound: the first offset index entry at or past the end of the bytes read
+        # the upper bound: the first offset index entry at or past the end of the bytes read,
+        # except that Kafka's search passes over a first entry exactly at that end (READ-22)
         segment = next(s for s in self.log.log_segments() if s.base_offset == base)
         index = segment.offset_index
+        end = position + fetch.size_in_bytes
+        entries = [index.entry(i) for i in range(index.entries)]
         past = [
-            index.entry(i).offset
-            for i in range(index.entries)
-            if index.entry(i).position >= position + fetch.size_in_bytes
+            e.offset
+            for n, e in enumerate(entries)
+            if e.position > end or (e.position == end and n > 0)
         ]
+        if entries and entries[0].position == end and len(entries) == 1:
+            past = []
         later = [b for b in self.segment_bases() if b > base]
         upper = past[0] if past else later[0] if later else self.log_end_offset
         expected = [a for a in model.aborted if a.last_offset >= start and a.first_offset < upper]
