@@ -1,0 +1,264 @@
+# cython: language_level=3, boundscheck=False, wraparound=False, cdivision=True
+"""Compiled twins of the readable hot loops (issue 14). See __init__.py.
+
+Every kernel here takes the common, well-formed case and stops where the readable code
+must judge: it never raises a format error itself. A kernel that stops hands a position
+back, and the readable function takes that entry (or batch, or record set) from there,
+so errors, messages and findings are always the readable code's. Each kernel names the
+readable function it mirrors; tests/test_speedups.py compares the two on valid, damaged
+and hostile bytes.
+
+The CRC-32C is the ``crc32c`` package's own C function, found through the module state
+the package exports (``get_state``: the function it chose, hardware or software) and
+checked against ``crc32c.crc32c`` on test vectors at import; if that ever fails (the
+package changed its internals), the kernels call ``crc32c.crc32c`` per batch instead
+(``CRC_SOURCE`` says which).
+"""
+
+from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from cpython.object cimport PyObject, PyTypeObject
+from cpython.ref cimport Py_INCREF
+from cpython.tuple cimport PyTuple_SET_ITEM
+from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.string cimport memcpy
+
+cdef extern from "<dlfcn.h>" nogil:
+    void *dlopen(const char *filename, int flags)
+    void *dlsym(void *handle, const char *symbol)
+    int RTLD_NOW
+    int RTLD_NOLOAD
+
+cdef extern from *:
+    """
+    #include <stdint.h>
+    #include <string.h>
+    static inline int64_t klog_be64(const unsigned char *p) {
+        uint64_t v; memcpy(&v, p, 8); return (int64_t)__builtin_bswap64(v);
+    }
+    static inline int32_t klog_be32(const unsigned char *p) {
+        uint32_t v; memcpy(&v, p, 4); return (int32_t)__builtin_bswap32(v);
+    }
+    static inline uint32_t klog_beu32(const unsigned char *p) {
+        uint32_t v; memcpy(&v, p, 4); return __builtin_bswap32(v);
+    }
+    static inline int16_t klog_be16(const unsigned char *p) {
+        uint16_t v; memcpy(&v, p, 2); return (int16_t)__builtin_bswap16(v);
+    }
+    static inline void klog_put64(unsigned char *p, int64_t x) {
+        uint64_t v = __builtin_bswap64((uint64_t)x); memcpy(p, &v, 8);
+    }
+    static inline void klog_put32(unsigned char *p, int32_t x) {
+        uint32_t v = __builtin_bswap32((uint32_t)x); memcpy(p, &v, 4);
+    }
+    static inline void klog_put16(unsigned char *p, int16_t x) {
+        uint16_t v = __builtin_bswap16((uint16_t)x); memcpy(p, &v, 2);
+    }
+    typedef uint32_t (*klog_crc_fn)(uint32_t, const unsigned char *, unsigned long);
+    typedef void *(*klog_get_state_fn)(PyObject *);
+    """
+    int64_t klog_be64(const uint8_t *p) nogil
+    int32_t klog_be32(const uint8_t *p) nogil
+    uint32_t klog_beu32(const uint8_t *p) nogil
+    int16_t klog_be16(const uint8_t *p) nogil
+    void klog_put64(uint8_t *p, int64_t x) nogil
+    void klog_put32(uint8_t *p, int32_t x) nogil
+    void klog_put16(uint8_t *p, int16_t x) nogil
+    ctypedef uint32_t (*klog_crc_fn)(uint32_t, const uint8_t *, unsigned long) nogil
+    ctypedef void *(*klog_get_state_fn)(PyObject *)
+
+# --- constants of the formats (records/batch.py, records/stream.py) --------------------
+
+cdef enum:
+    LOG_OVERHEAD = 12
+    HEADER_SIZE_UP_TO_MAGIC = 17
+    MIN_ENTRY_SIZE = 14
+    RECORD_BATCH_OVERHEAD = 61
+    ATTRIBUTES_OFFSET = 21
+    LAST_CODEC_ID = 4
+    TIMESTAMP_TYPE_FLAG = 0x08
+    CONTROL_FLAG = 0x20
+    DELETE_HORIZON_FLAG = 0x40
+    INT32_MAX = 2147483647
+
+# offsets up to this leave int64 headroom for every sum the kernels make
+cdef int64_t SAFE_OFFSET = (<int64_t>1) << 62
+
+# why a kernel stopped (the readable code takes over at the returned position)
+READABLE = 0  # the entry there needs the readable code (or the data ends there)
+REFILL = 1  # the entry there is not wholly inside the window: read a window from there
+
+# --- CRC-32C ------------------------------------------------------------------------------
+
+cdef klog_crc_fn _crc_fn = NULL
+cdef object _crc_py = None
+CRC_SOURCE = ""
+
+
+def _bind_crc32c():
+    """Find the crc32c package's C function and check it; else fall back to calls."""
+    global _crc_fn, _crc_py, CRC_SOURCE
+    import crc32c
+    from crc32c import _crc32c as ext
+
+    _crc_py = crc32c.crc32c
+    cdef void *handle = dlopen(ext.__file__.encode(), RTLD_NOW | RTLD_NOLOAD)
+    cdef klog_get_state_fn get_state = NULL
+    cdef void *state = NULL
+    cdef klog_crc_fn fn = NULL
+    if handle != NULL:
+        get_state = <klog_get_state_fn>dlsym(handle, b"get_state")
+    if get_state != NULL:
+        state = get_state(<PyObject *>ext)
+    if state != NULL:
+        fn = (<klog_crc_fn *>state)[0]
+    if fn != NULL:
+        vectors = [b"", b"Some String", bytes(range(256)) * 9, b"\xff" * 1031]
+        for data in vectors:
+            if (fn(0xFFFFFFFF, <const uint8_t *>PyBytes_AS_STRING(data), len(data))
+                    ^ 0xFFFFFFFF) != _crc_py(data):
+                fn = NULL
+                break
+    if fn != NULL:
+        _crc_fn = fn
+        CRC_SOURCE = "crc32c package, C function (hardware)" if crc32c.hardware_based else \
+            "crc32c package, C function (software)"
+    else:
+        CRC_SOURCE = "crc32c package, one Python call per batch"
+
+
+_bind_crc32c()
+
+
+cdef inline bint _crc_matches(const uint8_t *data, Py_ssize_t size, uint32_t stored) except -1:
+    """CRC-32C of ``size`` bytes at ``data`` equals ``stored``."""
+    if _crc_fn != NULL:
+        return (_crc_fn(0xFFFFFFFF, data, size) ^ 0xFFFFFFFF) == stored
+    return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size)) == stored
+
+
+cdef inline uint32_t _crc32c(const uint8_t *data, Py_ssize_t size) except? 0xFFFFFFFF:
+    if _crc_fn != NULL:
+        return _crc_fn(0xFFFFFFFF, data, size) ^ 0xFFFFFFFF
+    return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size))
+
+
+# --- the batch walk for verify (verify_segment._SegmentScan._batch) -----------------------
+
+
+def verify_clean_batches(
+    const uint8_t[::1] window, Py_ssize_t at, Py_ssize_t position, Py_ssize_t end,
+    scan, int64_t offset_index_stop, int64_t time_index_stop,
+):
+    """``_SegmentScan._batch`` of each v2 batch from ``position`` (``window[at]``) on
+    that gives no finding: framing (FRAME-3, FRAME-4, FRAME-6), size and CRC-32C
+    (BATCH-2, BATCH-4), the offset range (FRAME-12), the codec (BATCH-10), offset order
+    (FRAME-13, FRAME-14) and the gap counts, exactly as the readable method updates
+    ``scan``. It stops, before touching ``scan`` for that entry, at anything else: a
+    legacy or control batch, any problem, a batch an index check must see (at or past
+    ``offset_index_stop``'s position or ``time_index_stop``'s offset), or the end of
+    the window or of the data. Returns (position, READABLE or REFILL)."""
+    files = scan.files
+    cdef bint has_base = files.base_offset is not None
+    cdef int64_t segment_base = files.base_offset if has_base else 0
+    cdef bint has_limit = scan.max_message_bytes is not None
+    cdef int64_t max_message_bytes = scan.max_message_bytes if has_limit else 0
+    cdef bint has_prev = scan.last_offset is not None
+    cdef int64_t prev_last = scan.last_offset if has_prev else 0
+    cdef bint has_max_last = scan.max_last is not None
+    cdef int64_t max_last = scan.max_last if has_max_last else 0
+    cdef int64_t max_timestamp = scan.max_timestamp
+    cdef int64_t missing_inside = scan.missing_inside
+    cdef int64_t missing_between = scan.missing_between
+    cdef bint seen_first = scan.seen_first
+    cdef bint after_invalid = scan.after_invalid
+    cdef bint delete_horizon = scan.delete_horizon
+    cdef bint has_gap = scan.first_gap is not None
+    cdef int64_t gap_position = 0, gap_offset = 0, first_offset = 0
+    cdef Py_ssize_t batches = 0, window_size = window.shape[0], total
+    cdef int32_t size, last_delta, count
+    cdef int16_t attributes
+    cdef int64_t base, last, timestamp, span
+    cdef const uint8_t *entry
+    cdef int reason = READABLE
+    if has_base and not (0 <= segment_base <= SAFE_OFFSET):
+        return position, READABLE
+    while True:
+        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+            break  # the readable scanner ends here (FRAME-2)
+        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
+            reason = REFILL
+            break
+        entry = &window[at]
+        size = klog_be32(entry + 8)
+        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
+            break  # FRAME-3, or a partial entry (FRAME-4): the readable code says which
+        total = LOG_OVERHEAD + size
+        if at + total > window_size:
+            reason = REFILL
+            break
+        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
+            break
+        if has_limit and total > max_message_bytes:
+            break  # FRAME-11
+        if position >= offset_index_stop:
+            break
+        attributes = klog_be16(entry + ATTRIBUTES_OFFSET)
+        if (attributes & 0x07) > LAST_CODEC_ID or attributes & CONTROL_FLAG:
+            break
+        base = klog_be64(entry)
+        last_delta = klog_be32(entry + 23)
+        if base < 0 or base > SAFE_OFFSET or last_delta < 0:
+            break
+        last = base + last_delta
+        if has_base and not (0 <= last - segment_base <= INT32_MAX):
+            break  # FRAME-12
+        if has_prev and base <= prev_last:
+            break  # FRAME-13
+        if has_base and not seen_first and base < segment_base:
+            break  # FRAME-14
+        if last >= time_index_stop:
+            break
+        if not _crc_matches(entry + ATTRIBUTES_OFFSET, total - ATTRIBUTES_OFFSET,
+                            klog_beu32(entry + 17)):
+            break  # BATCH-4
+        # the batch is clean: _batch's bookkeeping
+        batches += 1
+        if has_prev and base > prev_last + 1 and not after_invalid:
+            missing_between += base - prev_last - 1
+            if not has_gap:
+                has_gap, gap_position, gap_offset = True, position, prev_last + 1
+        count = klog_be32(entry + 57)
+        span = <int64_t>last_delta + 1
+        if 0 <= count < span:
+            missing_inside += span - count
+        if not seen_first:
+            first_offset, seen_first = base, True
+            scan.first_offset = first_offset
+        after_invalid = False
+        if attributes & DELETE_HORIZON_FLAG:
+            delete_horizon = True
+        timestamp = klog_be64(entry + 35)
+        if timestamp > max_timestamp:
+            max_timestamp = timestamp
+        prev_last, has_prev = last, True
+        if not has_max_last or last > max_last:
+            max_last, has_max_last = last, True
+        if missing_between > SAFE_OFFSET or missing_inside > SAFE_OFFSET:
+            position += total
+            at += total
+            break  # keep the sums far from int64's end: the readable code goes on
+        position += total
+        at += total
+    if batches:
+        scan.batches += batches
+        scan.last_offset = prev_last
+        scan.max_last = max_last
+        scan.max_timestamp = max_timestamp
+        scan.missing_inside = missing_inside
+        scan.missing_between = missing_between
+        scan.seen_first = seen_first
+        scan.after_invalid = after_invalid
+        scan.delete_horizon = delete_horizon
+        if has_gap and scan.first_gap is None:
+            scan.first_gap = (gap_position, gap_offset)
+    return position, reason
