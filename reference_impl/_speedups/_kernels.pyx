@@ -30,6 +30,7 @@ cdef extern from "<dlfcn.h>" nogil:
 
 cdef extern from *:
     """
+    #define klog_add_overflow(a, b, r) __builtin_add_overflow(a, b, r)
     #include <stdint.h>
     #include <string.h>
     static inline int64_t klog_be64(const unsigned char *p) {
@@ -53,6 +54,10 @@ cdef extern from *:
     static inline void klog_put16(unsigned char *p, int16_t x) {
         uint16_t v = __builtin_bswap16((uint16_t)x); memcpy(p, &v, 2);
     }
+    static inline PyObject *klog_alloc_tuple(PyObject *type, Py_ssize_t n) {
+        PyTypeObject *t = (PyTypeObject *)type;
+        return t->tp_alloc(t, n);
+    }
     typedef uint32_t (*klog_crc_fn)(uint32_t, const unsigned char *, unsigned long);
     typedef void *(*klog_get_state_fn)(PyObject *);
     """
@@ -63,6 +68,8 @@ cdef extern from *:
     void klog_put64(uint8_t *p, int64_t x) nogil
     void klog_put32(uint8_t *p, int32_t x) nogil
     void klog_put16(uint8_t *p, int16_t x) nogil
+    object klog_alloc_tuple(object type, Py_ssize_t n)
+    bint klog_add_overflow(int64_t a, int64_t b, int64_t *r) nogil
     ctypedef uint32_t (*klog_crc_fn)(uint32_t, const uint8_t *, unsigned long) nogil
     ctypedef void *(*klog_get_state_fn)(PyObject *)
 
@@ -114,8 +121,8 @@ def _bind_crc32c():
     if fn != NULL:
         vectors = [b"", b"Some String", bytes(range(256)) * 9, b"\xff" * 1031]
         for data in vectors:
-            if (fn(0xFFFFFFFF, <const uint8_t *>PyBytes_AS_STRING(data), len(data))
-                    ^ 0xFFFFFFFF) != _crc_py(data):
+            if (fn(0xFFFFFFFFU, <const uint8_t *>PyBytes_AS_STRING(data), len(data))
+                    ^ 0xFFFFFFFFU) != _crc_py(data):
                 fn = NULL
                 break
     if fn != NULL:
@@ -132,13 +139,13 @@ _bind_crc32c()
 cdef inline bint _crc_matches(const uint8_t *data, Py_ssize_t size, uint32_t stored) except -1:
     """CRC-32C of ``size`` bytes at ``data`` equals ``stored``."""
     if _crc_fn != NULL:
-        return (_crc_fn(0xFFFFFFFF, data, size) ^ 0xFFFFFFFF) == stored
+        return (_crc_fn(0xFFFFFFFFU, data, size) ^ 0xFFFFFFFFU) == stored
     return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size)) == stored
 
 
 cdef inline uint32_t _crc32c(const uint8_t *data, Py_ssize_t size) except? 0xFFFFFFFF:
     if _crc_fn != NULL:
-        return _crc_fn(0xFFFFFFFF, data, size) ^ 0xFFFFFFFF
+        return _crc_fn(0xFFFFFFFFU, data, size) ^ 0xFFFFFFFFU
     return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size))
 
 
@@ -262,3 +269,182 @@ def verify_clean_batches(
         if has_gap and scan.first_gap is None:
             scan.first_gap = (gap_position, gap_offset)
     return position, reason
+
+
+# --- v2 record decode (records/batch.py: decode_records) ----------------------------------
+
+cdef object _Record = None
+cdef object _Header = None
+cdef object _readable_decode = None
+cdef tuple _NO_HEADERS = ()
+
+
+def bind_records(record_type, header_type, readable_decode):
+    """The Record and Header types to build, and ``decode_records``, the readable decoder
+    that takes every batch the kernel does not decode itself."""
+    global _Record, _Header, _readable_decode
+    _Record, _Header, _readable_decode = record_type, header_type, readable_decode
+
+
+cdef struct Cursor:
+    const uint8_t *buf
+    Py_ssize_t pos
+    Py_ssize_t end
+    bint bad  # set on anything the readable decoder must judge
+
+
+cdef inline int32_t _varint(Cursor *c) noexcept nogil:
+    """decode_varint: zigzag, at most 5 bytes, the value modulo 2**32 (VARINT-1, VARINT-3)."""
+    cdef uint64_t raw = 0
+    cdef uint8_t byte
+    cdef int i
+    cdef uint32_t low
+    for i in range(5):
+        if c.pos >= c.end:
+            c.bad = True
+            return 0
+        byte = c.buf[c.pos]
+        c.pos += 1
+        raw |= (<uint64_t>(byte & 0x7F)) << (7 * i)
+        if not byte & 0x80:
+            low = <uint32_t>raw
+            return <int32_t>((low >> 1) ^ (0 - (low & 1)))
+    c.bad = True
+    return 0
+
+
+cdef inline int64_t _varlong(Cursor *c) noexcept nogil:
+    """decode_varlong: zigzag, at most 10 bytes, modulo 2**64 (VARINT-2)."""
+    cdef uint64_t raw = 0
+    cdef uint8_t byte
+    cdef int i
+    for i in range(10):
+        if c.pos >= c.end:
+            c.bad = True
+            return 0
+        byte = c.buf[c.pos]
+        c.pos += 1
+        raw |= (<uint64_t>(byte & 0x7F)) << (7 * i)
+        if not byte & 0x80:
+            return <int64_t>((raw >> 1) ^ (0 - (raw & 1)))
+    c.bad = True
+    return 0
+
+
+cdef inline object _bytes_or_none(Cursor *c, Py_ssize_t limit):
+    """A varint length then that many bytes (negative: null), none past ``limit``."""
+    cdef int32_t size = _varint(c)
+    if c.bad:
+        return None
+    if size < 0:
+        return None
+    if size > limit - c.pos:
+        c.bad = True
+        return None
+    value = PyBytes_FromStringAndSize(<const char *>(c.buf + c.pos), size)
+    c.pos += size
+    return value
+
+
+cdef object _headers(Cursor *c, Py_ssize_t end):
+    """decode_records' _read_headers on well-formed bytes."""
+    cdef int32_t count = _varint(c)
+    cdef int32_t i, key_size
+    if c.bad:
+        return None
+    if count == 0:
+        return _NO_HEADERS
+    if count < 0 or count > end - c.pos:
+        c.bad = True
+        return None
+    headers = []
+    for i in range(count):
+        key_size = _varint(c)
+        if c.bad or key_size < 0 or key_size > end - c.pos:
+            c.bad = True
+            return None
+        key = PyBytes_FromStringAndSize(<const char *>(c.buf + c.pos), key_size)
+        c.pos += key_size
+        value = _bytes_or_none(c, end)
+        if c.bad:
+            return None
+        header = klog_alloc_tuple(_Header, 2)
+        Py_INCREF(key)
+        PyTuple_SET_ITEM(header, 0, key)
+        Py_INCREF(value)
+        PyTuple_SET_ITEM(header, 1, value)
+        headers.append(header)
+    return tuple(headers)
+
+
+def decode_records(batch, buf, Py_ssize_t start=0):
+    """``records/batch.py: decode_records`` (DefaultRecord.readFrom, REC-*) on a batch whose
+    records are well formed: the same Record tuples, built in C. Anything else (a check
+    that fails, a varint error, a value past int64) goes to the readable decoder, whose
+    records or error are the answer."""
+    cdef const uint8_t[::1] view = buf
+    cdef Cursor c
+    cdef int64_t base_offset, base_timestamp, max_timestamp, timestamp_delta, offset, timestamp
+    cdef int32_t count = batch.records_count, base_sequence, length, offset_delta, sequence
+    cdef int32_t n
+    cdef uint8_t attributes
+    cdef bint log_append
+    cdef Py_ssize_t end
+    try:
+        base_offset = batch.base_offset
+        base_timestamp = batch.base_timestamp
+        max_timestamp = batch.max_timestamp
+        base_sequence = batch.base_sequence
+        log_append = batch.attributes & TIMESTAMP_TYPE_FLAG
+    except OverflowError:
+        return _readable_decode(batch, buf, start)
+    c.buf = &view[0] if view.shape[0] else NULL
+    c.end = view.shape[0]
+    c.pos = start
+    c.bad = start < 0 or start > c.end
+    records = []
+    for n in range(count):
+        if c.bad:
+            break
+        length = _varint(&c)
+        if c.bad or length <= 0 or length > c.end - c.pos:
+            c.bad = True
+            break
+        end = c.pos + length
+        attributes = c.buf[c.pos]
+        c.pos += 1
+        c.end, full_end = end, c.end  # no field may run past the record
+        timestamp_delta = _varlong(&c)
+        offset_delta = _varint(&c)
+        key = _bytes_or_none(&c, end)
+        value = _bytes_or_none(&c, end)
+        headers = _headers(&c, end)
+        c.end = full_end
+        if c.bad or c.pos != end:
+            c.bad = True
+            break
+        if klog_add_overflow(base_offset, <int64_t>offset_delta, &offset):
+            c.bad = True
+            break
+        if log_append:
+            timestamp = max_timestamp
+        elif klog_add_overflow(base_timestamp, timestamp_delta, &timestamp):
+            c.bad = True
+            break
+        sequence = -1
+        if base_sequence >= 0:  # increment_sequence's wrap-around past Int.MAX
+            if base_sequence > INT32_MAX - offset_delta:
+                sequence = offset_delta - (INT32_MAX - base_sequence) - 1
+            else:
+                sequence = base_sequence + offset_delta
+        fields = (offset, timestamp, key, value, headers, sequence, attributes, offset_delta,
+                  timestamp_delta)
+        record = klog_alloc_tuple(_Record, 9)
+        for i in range(9):
+            item = fields[i]
+            Py_INCREF(item)
+            PyTuple_SET_ITEM(record, i, item)
+        records.append(record)
+    if c.bad or c.pos != c.end:
+        return _readable_decode(batch, buf, start)
+    return records
