@@ -19,7 +19,7 @@ from reference_impl.verify_segment import SegmentFiles, verify_segment
 from .harness import Context, Figure, Target
 from .workload import KiB, MiB, batch_template, format_size, write_segment
 
-TARGET = Target("ratio", ">=", 0.5)
+TARGET = Target("ratio", ">=", 0.8)
 
 
 def crc_of_file(path: str) -> int:
