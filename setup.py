@@ -23,10 +23,13 @@ def extensions() -> list:
     except ImportError:
         print("klogspec: Cython is not installed; building without the compiled kernels")
         return []
-    return cythonize(
+    extensions = cythonize(
         [KERNELS], language_level=3, quiet=True,
         compiler_directives={"boundscheck": False, "wraparound": False, "cdivision": True},
     )  # fmt: skip
+    for extension in extensions:
+        extension.optional = True  # cythonize's copies do not keep it
+    return extensions
 
 
 setup(ext_modules=extensions())
