@@ -20,7 +20,7 @@ from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from cpython.object cimport PyObject, PyTypeObject
 from cpython.ref cimport Py_INCREF
 from cpython.tuple cimport PyTuple_SET_ITEM
-from libc.stdint cimport int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
+from libc.stdint cimport int8_t, int16_t, int32_t, int64_t, uint8_t, uint32_t, uint64_t
 from libc.string cimport memcpy
 
 cdef extern from "<dlfcn.h>" nogil:
@@ -640,3 +640,256 @@ def recover_clean_batches(
         run.max_timestamp, run.max_timestamp_offset = max_ts, max_ts_offset
         run.max_timestamp_changed = True
     return position, reason
+
+
+# --- v2 records into Arrow column buffers (pipeline/reader.py: _record_rows) --------------
+
+cdef inline void _put(bytearray buf, const void *data, Py_ssize_t size) except *:
+    cdef Py_ssize_t used = len(buf)
+    PyByteArray_Resize(buf, used + size)
+    memcpy(PyByteArray_AS_STRING(buf) + used, data, size)
+
+
+cdef inline void _put_i64(bytearray buf, int64_t value) except *:
+    _put(buf, &value, 8)  # Arrow buffers are little-endian, as this machine
+
+
+cdef inline void _put_i32(bytearray buf, int32_t value) except *:
+    _put(buf, &value, 4)
+
+
+cdef class _Binary:
+    """An Arrow binary (or utf8) column being built: validity bytes, int32 offsets, data."""
+
+    cdef public bytearray valid, offsets, data
+    cdef public Py_ssize_t nulls
+
+    def __init__(self):
+        self.valid, self.offsets, self.data, self.nulls = bytearray(), bytearray(), bytearray(), 0
+        _put_i32(self.offsets, 0)
+
+    cdef void add(self, const uint8_t *value, Py_ssize_t size, bint present) except *:
+        cdef uint8_t flag = present
+        _put(self.valid, &flag, 1)
+        if present:
+            _put(self.data, value, size)
+        else:
+            self.nulls += 1
+        _put_i32(self.offsets, <int32_t>len(self.data))
+
+    cdef void add_object(self, value) except *:
+        cdef const uint8_t[::1] view
+        if value is None:
+            self.add(NULL, 0, False)
+        elif isinstance(value, str):
+            encoded = (<str>value).encode("utf-8")
+            self.add(<const uint8_t *>PyBytes_AS_STRING(encoded), len(encoded), True)
+        else:
+            view = value
+            self.add(&view[0] if len(value) else NULL, len(value), True)
+
+    cdef void truncate(self, Py_ssize_t rows) except *:
+        cdef const int32_t *offsets = <const int32_t *>PyByteArray_AS_STRING(self.offsets)
+        cdef Py_ssize_t i
+        for i in range(rows, len(self.valid)):
+            if not self.valid[i]:
+                self.nulls -= 1
+        PyByteArray_Resize(self.data, offsets[rows])
+        PyByteArray_Resize(self.offsets, 4 * (rows + 1))
+        PyByteArray_Resize(self.valid, rows)
+
+    def array(self, pa, type_):
+        """The column as a pyarrow array, its buffers copied into Arrow's memory."""
+        rows = len(self.valid)
+        validity = None if not self.nulls else arrow_buffer(pa, _bitmap(self.valid))
+        return pa.Array.from_buffers(
+            type_, rows,
+            [validity, arrow_buffer(pa, self.offsets), arrow_buffer(pa, self.data)],
+            null_count=self.nulls,
+        )
+
+
+def arrow_buffer(pa, data):
+    """``data`` copied into a buffer of Arrow's allocator, as ``pa.array`` copies values:
+    the builder's own buffers are freed with it, not kept alive by the chunk."""
+    out = pa.allocate_buffer(len(data))
+    if len(data):
+        memoryview(out).cast("B")[:] = data
+    return out
+
+
+cdef bytes _bitmap(bytearray flags):
+    """Arrow's validity bitmap (LSB first) of one byte per row."""
+    cdef Py_ssize_t rows = len(flags), i
+    out = bytearray((rows + 7) // 8)
+    cdef uint8_t *bits = <uint8_t *>PyByteArray_AS_STRING(out)
+    cdef const uint8_t *src = <const uint8_t *>PyByteArray_AS_STRING(flags)
+    for i in range(rows):
+        if src[i]:
+            bits[i >> 3] |= 1 << (i & 7)
+    return bytes(out)
+
+
+cdef class RecordColumns:
+    """The record-level columns of the kafka-segments data source (pipeline/schema.py:
+    offset, timestamp, key, value, headers, sequence, control_type) for the records of
+    many batches, in C buffers that become Arrow arrays without a Python object per record.
+    ``batch_rows`` gives each record's batch (its index among the chunk's batches), so the
+    per-batch columns are one ``take``."""
+
+    cdef public bytearray offset, timestamp, sequence, batch_row, control, header_offsets
+    cdef public _Binary key, value, header_key, header_value
+    cdef public Py_ssize_t rows
+
+    def __init__(self):
+        self.offset, self.timestamp, self.sequence = bytearray(), bytearray(), bytearray()
+        self.batch_row, self.control, self.header_offsets = bytearray(), bytearray(), bytearray()
+        self.key, self.value = _Binary(), _Binary()
+        self.header_key, self.header_value = _Binary(), _Binary()
+        self.rows = 0
+        _put_i32(self.header_offsets, 0)
+
+    cdef void _record(self, int64_t offset, int64_t timestamp, int32_t sequence,
+                      int32_t batch_row, int8_t control) except *:
+        _put_i64(self.offset, offset)
+        _put_i64(self.timestamp, timestamp)
+        _put_i32(self.sequence, sequence)
+        _put_i32(self.batch_row, batch_row)
+        _put(self.control, &control, 1)
+        _put_i32(self.header_offsets, <int32_t>len(self.header_key.valid))
+        self.rows += 1
+
+    def add_row(self, row, int32_t batch_row, int8_t control):
+        """One record given as the readable reader's row tuple (offset, timestamp, key,
+        value, headers as (str, bytes) pairs, sequence, control type), or None for a
+        batch-level row (all record columns null but the control type's index)."""
+        if row is None:
+            self.key.add(NULL, 0, False)
+            self.value.add(NULL, 0, False)
+            self._record(0, 0, -1, batch_row, -2)  # -2: the whole row is null
+            return
+        offset, timestamp, key, value, headers, sequence, _ = row
+        self.key.add_object(key)
+        self.value.add_object(value)
+        for header_key, header_value in headers:
+            self.header_key.add_object(header_key)
+            self.header_value.add_object(header_value)
+        self._record(offset, timestamp, sequence, batch_row, control)
+
+    def decode(self, batch, buf, Py_ssize_t start, int32_t batch_row):
+        """The records of a v2 data batch, as ``decode_records`` reads them, added to the
+        columns; returns the bytes of their keys and values, or -1 (nothing added) when
+        they are not all well formed or a header key is not ASCII: the readable reader
+        then takes the batch."""
+        cdef const uint8_t[::1] view = buf
+        cdef Cursor c
+        cdef int64_t base_offset, base_timestamp, max_timestamp, timestamp_delta, offset, timestamp
+        cdef int32_t count, base_sequence, length, offset_delta, sequence, n, size, headers, h
+        cdef int32_t key_size, value_size
+        cdef bint log_append
+        cdef Py_ssize_t end, key_at, value_at, payload = 0, rows0 = self.rows, i
+        cdef Py_ssize_t headers0 = len(self.header_key.valid)
+        try:
+            count = batch.records_count
+            base_offset = batch.base_offset
+            base_timestamp = batch.base_timestamp
+            max_timestamp = batch.max_timestamp
+            base_sequence = batch.base_sequence
+            log_append = batch.attributes & TIMESTAMP_TYPE_FLAG
+        except OverflowError:
+            return -1
+        c.buf = &view[0] if view.shape[0] else NULL
+        c.end = view.shape[0]
+        c.pos = start
+        c.bad = count <= 0 or start < 0 or start > c.end
+        for n in range(count):
+            if c.bad:
+                break
+            length = _varint(&c)
+            if c.bad or length <= 0 or length > c.end - c.pos:
+                c.bad = True
+                break
+            end = c.pos + length
+            c.pos += 1  # attributes
+            full_end, c.end = c.end, end
+            timestamp_delta = _varlong(&c)
+            offset_delta = _varint(&c)
+            key_size = _varint(&c)
+            key_at = c.pos
+            if not c.bad and key_size > 0:
+                if key_size > end - c.pos:
+                    c.bad = True
+                else:
+                    c.pos += key_size
+            value_size = _varint(&c)
+            value_at = c.pos
+            if not c.bad and value_size > 0:
+                if value_size > end - c.pos:
+                    c.bad = True
+                else:
+                    c.pos += value_size
+            if c.bad:
+                c.end = full_end
+                break
+            self.key.add(c.buf + key_at, key_size, key_size >= 0)
+            self.value.add(c.buf + value_at, value_size, value_size >= 0)
+            payload += (key_size if key_size > 0 else 0) + (value_size if value_size > 0 else 0)
+            headers = _varint(&c)
+            if c.bad or headers < 0 or headers > end - c.pos:
+                c.bad = True
+            for h in range(headers if not c.bad else 0):
+                size = _varint(&c)
+                if c.bad or size < 0 or size > end - c.pos:
+                    c.bad = True
+                    break
+                for i in range(size):
+                    if c.buf[c.pos + i] >= 0x80:  # not ASCII: the readable reader decodes it
+                        c.bad = True
+                        break
+                if c.bad:
+                    break
+                self.header_key.add(c.buf + c.pos, size, True)
+                c.pos += size
+                size = _varint(&c)
+                if c.bad or size > end - c.pos:
+                    c.bad = True
+                    break
+                self.header_value.add(c.buf + c.pos, size, size >= 0)
+                if size > 0:
+                    c.pos += size
+            c.end = full_end
+            if c.bad or c.pos != end:
+                c.bad = True
+                break
+            if klog_add_overflow(base_offset, <int64_t>offset_delta, &offset):
+                c.bad = True
+                break
+            if log_append:
+                timestamp = max_timestamp
+            elif klog_add_overflow(base_timestamp, timestamp_delta, &timestamp):
+                c.bad = True
+                break
+            sequence = -1
+            if base_sequence >= 0:
+                if base_sequence > INT32_MAX - offset_delta:
+                    sequence = offset_delta - (INT32_MAX - base_sequence) - 1
+                else:
+                    sequence = base_sequence + offset_delta
+            self._record(offset, timestamp, sequence, batch_row, -1)
+        if c.bad or c.pos != c.end:
+            self._truncate(rows0, headers0)
+            return -1
+        return payload
+
+    cdef void _truncate(self, Py_ssize_t rows, Py_ssize_t headers) except *:
+        PyByteArray_Resize(self.offset, 8 * rows)
+        PyByteArray_Resize(self.timestamp, 8 * rows)
+        PyByteArray_Resize(self.sequence, 4 * rows)
+        PyByteArray_Resize(self.batch_row, 4 * rows)
+        PyByteArray_Resize(self.control, rows)
+        PyByteArray_Resize(self.header_offsets, 4 * (rows + 1))
+        self.key.truncate(rows)
+        self.value.truncate(rows)
+        self.header_key.truncate(headers)
+        self.header_value.truncate(headers)
+        self.rows = rows
