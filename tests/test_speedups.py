@@ -42,6 +42,8 @@ CASES = settings(
     suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
                            HealthCheck.function_scoped_fixture],
 )  # fmt: skip
+# recovery and the reader open a log directory per example: fewer, for the suite's time
+FEWER = settings(CASES, max_examples=100)
 
 
 def test_the_extension_is_in_use_when_built():
@@ -336,7 +338,7 @@ def _recovered(tmp_path, name: str, data: bytes, interval: int, readable: bool):
     return outcome, _directory(root)
 
 
-@CASES
+@FEWER
 @given(
     data=producer_log() | damaged_log() | hostile_logs,
     interval=st.sampled_from([0, 50, 4096]),
@@ -411,7 +413,7 @@ def _read_range(path: Path, on_error: str, readable: bool):
         reader._RecordChunks, reader._records_of = compiled
 
 
-@CASES
+@FEWER
 @given(data=headed_log() | damaged_log(), on_error=st.sampled_from(["fail", "skip", "report"]))
 def test_reader_same_rows_both_paths(tmp_path, data, on_error):
     pytest.importorskip("pyarrow")
