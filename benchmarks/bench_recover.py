@@ -24,7 +24,7 @@ from .bench_verify import verify_log
 from .harness import Context, Figure, Target
 from .workload import KiB, MiB, Segment, Template, batch_template, restore_tail, write_segment
 
-TARGET = Target("ratio", ">=", 0.7)
+TARGET = Target("ratio", ">=", 0.9)
 LOG_NAME = "00000000000000000000.log"
 SEGMENT_SUFFIXES = (".log", ".index", ".timeindex", ".txnindex")
 

@@ -19,7 +19,8 @@ from reference_impl.verify_segment import SegmentFiles, verify_segment
 from .harness import Context, Figure, Target
 from .workload import KiB, MiB, batch_template, format_size, write_segment
 
-TARGET = Target("ratio", ">=", 0.5)
+TARGET = Target("ratio", ">=", 0.8)
+TARGET_1K = Target("ratio", ">=", 0.5)
 
 
 def crc_of_file(path: str) -> int:
@@ -67,6 +68,6 @@ def measure(ctx: Context, batch_bytes: int, name: str, *, target: Target | None)
 def figures(ctx: Context) -> list:
     return [
         (["verify-16k"], lambda: measure(ctx, 16 * KiB, "verify-16k", target=TARGET)),
-        # the issue asks to report 1 KiB batches; its target is the 16 KiB one's
-        (["verify-1k"], lambda: measure(ctx, 1 * KiB, "verify-1k", target=None)),
+        # what operators meet: real brokers mostly write small batches (issue 14)
+        (["verify-1k"], lambda: measure(ctx, 1 * KiB, "verify-1k", target=TARGET_1K)),
     ]

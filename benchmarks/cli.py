@@ -4,15 +4,23 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import subprocess
 import sys
+import tempfile
 import traceback
 from pathlib import Path
+
+from reference_impl import _speedups
 
 from . import (
     bench_append,
     bench_conformance,
+    bench_corpus,
     bench_decode,
+    bench_extract,
+    bench_kafka,
     bench_memory,
     bench_recover,
     bench_scan,
@@ -31,8 +39,8 @@ from .harness import (
 from .workload import RecordShape, parse_size
 
 MODULES = [
-    bench_verify, bench_decode, bench_append, bench_recover, bench_conformance, bench_memory,
-    bench_scan,
+    bench_verify, bench_corpus, bench_decode, bench_extract, bench_append, bench_recover,
+    bench_kafka, bench_conformance, bench_memory, bench_scan,
 ]  # fmt: skip
 DEFAULT_SIZE = "512MiB"
 DEFAULT_MEMORY_SIZE = "2GiB"
@@ -63,6 +71,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--profile", action="store_true",
                         help="also profile our side of each figure with pyinstrument "
                         "(text in OUT/profiles/NAME.txt)")  # fmt: skip
+    parser.add_argument("--path", choices=("both", "compiled", "pure"), default="both",
+                        help="measure our side on the compiled kernels, the readable "
+                        "pure-Python path (KLOGSPEC_PURE_PYTHON=1, in a child process) or both "
+                        "(default; each figure twice, one line each)")  # fmt: skip
+    parser.add_argument("--exact", action="append", default=[], help=argparse.SUPPRESS)
     parser.add_argument("--list", action="store_true", help="list the figure names and exit")
     parser.add_argument("--markdown", action="store_true",
                         help="print OUT/latest.json as a Markdown table and exit")  # fmt: skip
@@ -86,19 +99,26 @@ def main(argv: list[str] | None = None) -> int:
         profile=args.profile,
     )  # fmt: skip
     entries = [entry for module in MODULES for entry in module.figures(ctx)]
+    if args.exact:  # a child measuring the pure-Python path of given figures
+        entries = [(names, thunk) for names, thunk in entries if set(names) & set(args.exact)]
     if args.only:
         entries = [(names, thunk) for names, thunk in entries
                    if any(name.startswith(prefix) for name in names for prefix in args.only)]  # fmt: skip
     if args.list:
         print("\n".join(name for names, _ in entries for name in names))
         return 0
-    flush_print(describe(ctx))
+    paths = _paths(args.path)
+    if not args.exact:
+        flush_print(f"{describe(ctx)}; paths: {', '.join(paths)}")
     figures: list[Figure] = []
     try:
         for names, thunk in entries:
-            for figure in _measure(names, thunk):
-                figures.append(figure.judge())
-                flush_print(figure.line())
+            if _speedups.path() in paths:
+                for figure in _measure(names, thunk):
+                    figures.append(figure.judge())
+                    flush_print(figure.line())
+            if "pure" in paths and _speedups.path() != "pure":
+                figures += _measure_pure(names, argv if argv is not None else sys.argv[1:], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
     write_results(figures, run_info(ctx), args.out)
@@ -106,10 +126,74 @@ def main(argv: list[str] | None = None) -> int:
         status: sum(f.status == status for f in figures)
         for status in ("PASS", "MISS", "INFO", "SKIP", "ERROR")
     }
-    flush_print(
-        ", ".join(f"{n} {status}" for status, n in counts.items() if n) + f"; JSON in {args.out}"
-    )
+    if not args.exact:
+        flush_print(
+            ", ".join(f"{n} {status}" for status, n in counts.items() if n)
+            + f"; JSON in {args.out}"
+        )
     return 1 if counts["ERROR"] else 0
+
+
+def _paths(choice: str) -> tuple[str, ...]:
+    """The paths to measure: a compiled one only where the kernels are built."""
+    wanted = ("compiled", "pure") if choice == "both" else (choice,)
+    if _speedups.path() == "pure":
+        if "compiled" in wanted:
+            flush_print(f"compiled path not measured: {_speedups.why_pure}")
+        return ("pure",)
+    return wanted
+
+
+def _measure_pure(names: list[str], argv: list[str], tmp: Path) -> list[Figure]:
+    """The same figures on the readable path: this command again in a child process with
+    KLOGSPEC_PURE_PYTHON=1 (the switch is made at import), its JSON read back."""
+    out = Path(tempfile.mkdtemp(prefix="pure-", dir=tmp))
+    options = _without_values(argv, ("--out", "--path", "--only", "--exact"))
+    child = [sys.executable, str(Path(__file__).parent / "run"), *options, "--path", "pure",
+             "--out", str(out), *(f"--exact={name}" for name in names)]  # fmt: skip
+    env = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
+    subprocess.run(child, env=env, stdout=sys.stdout, stderr=sys.stderr, check=False)
+    figures = []
+    for name in names:
+        path = out / f"{name}.pure.json"
+        if not path.exists():
+            figures.append(Figure(name, name, "", None, "", None, "", None, status="ERROR",
+                                  note="the pure-Python child wrote no result", path="pure"))  # fmt: skip
+            continue
+        data = json.loads(path.read_text())
+        figures.append(_figure_from_json(data))
+    return figures
+
+
+def _without_values(argv: list[str], options: tuple[str, ...]) -> list[str]:
+    """``argv`` less the given options and their values (``--opt v`` or ``--opt=v``)."""
+    kept, skip = [], False
+    for arg in argv:
+        if skip:
+            skip = False
+            continue
+        if arg in options:
+            skip = True
+            continue
+        if arg.startswith(tuple(f"{o}=" for o in options)):
+            continue
+        kept.append(arg)
+    return kept
+
+
+def _figure_from_json(data: dict) -> Figure:
+    from .harness import Target
+
+    def target(raw):
+        return None if raw is None else Target(raw["on"], raw["op"], raw["value"], raw["unit"])
+
+    return Figure(
+        name=data["name"], title=data["title"], unit=data["unit"], ours=data["ours"],
+        ours_label=data["ours_label"], baseline=data["baseline"],
+        baseline_label=data["baseline_label"], target=target(data["target"]),
+        alternative=target(data.get("alternative")), higher_is_better=data["higher_is_better"],
+        status=data["status"], note=data["note"], details=data["details"], path="pure",
+    )  # fmt: skip
 
 
 def _measure(names: list[str], thunk) -> list[Figure]:

@@ -23,9 +23,11 @@ form) is ``SegmentUnreadableError``, under the same policy.
 
 from __future__ import annotations
 
+import functools
 import struct
 from collections.abc import Iterator
 
+from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
     Batch,
@@ -70,8 +72,8 @@ def read_range(rng: SegmentRange, level: str = "record", on_error: str = "fail")
         "segment_base_offset": segment.base_offset, "file": segment.log,
     }  # fmt: skip
     if level == "record":
-        chunks = ChunkBuilder(schema, constants, RECORD_BATCH_FIELDS, RECORD_FIELDS)
-        rows = _record_rows
+        chunks = _RecordChunks(schema, constants, RECORD_BATCH_FIELDS, RECORD_FIELDS)
+        rows = _records_of
     else:
         chunks = ChunkBuilder(schema, constants, BATCH_FIELDS)
         rows = _batch_rows
@@ -264,3 +266,12 @@ def _batch_rows(batch: Batch, chunks: ChunkBuilder) -> None:
         batch.producer_id, batch.producer_epoch, batch.base_sequence, batch.last_sequence,
         batch.partition_leader_epoch, delete_horizon, batch.crc,
     ))  # fmt: skip
+
+
+# The compiled decoder into Arrow columns (issue 14), unless pure Python: _columnar.py.
+_RecordChunks, _records_of = ChunkBuilder, _record_rows
+if _speedups.kernels is not None:
+    from ._columnar import ColumnarChunkBuilder as _RecordChunks
+    from ._columnar import record_rows as _compiled_record_rows
+
+    _records_of = functools.partial(_compiled_record_rows, readable=_record_rows)

@@ -20,6 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
+from . import _speedups
 from .errors import Category, KafkaLogError
 from .records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
 from .verify import Finding, Findings, Severity
@@ -370,3 +371,10 @@ def _all_zero(handle, start: int, end: int) -> bool:
         if chunk.count(0) != len(chunk):
             return False
     return True
+
+
+# The compiled batch walk (issue 14), unless pure Python: reference_impl/_speedups.
+if _speedups.kernels is not None:
+    from ._speedups.verify_run import run as _compiled_run
+
+    _readable_run, _SegmentScan.run = _SegmentScan.run, _compiled_run

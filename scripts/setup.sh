@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the project needs, from the project's own files. Idempotent.
-#   Debian: node/npm (Kaitai compiler), a Java 17+ runtime (Spark), Chromium (docs check)
+#   Debian: node/npm (Kaitai compiler), a Java 17+ runtime (Spark), Chromium (docs check),
+#           a C compiler and the Python headers (the compiled kernels, reference_impl/_speedups)
 #   PyPI:   the project with its dev, spark and docs extras
 #   npm:    kaitai-struct-compiler and js-yaml (kaitai/package-lock.json)
 #   the Kafka testee's Debian jars, when it is present (its own setup.sh)
@@ -15,6 +16,12 @@ java_major() {
 
 need_apt=()
 command -v node >/dev/null 2>&1 || need_apt+=(nodejs npm)
+# The kernels are optional (without them everything runs on the pure-Python path), but CI
+# and developers build them: gcc, and the headers of the Python that runs the project.
+command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
+if ! "$PYTHON" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
+  need_apt+=(python3-dev)
+fi
 if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
   need_apt+=(openjdk-17-jre-headless)
 fi
@@ -45,3 +52,6 @@ if [ -f kaitai/package-lock.json ]; then
   echo "setup: kaitai compiler (npm ci)" >&2
   npm ci --prefix kaitai --no-audit --no-fund --loglevel=error >/dev/null
 fi
+
+# Which path the project runs: "compiled", or "pure" with the warning that says why.
+"$PYTHON" -c 'from reference_impl import _speedups; print("setup: kernels:", _speedups.path())' >&2

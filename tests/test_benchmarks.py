@@ -10,12 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from reference_impl import _speedups
+
 REPO = Path(__file__).resolve().parent.parent
+PATH = _speedups.path()  # the quick run measures this install's path only
+SUFFIX = "" if PATH == "compiled" else ".pure"
 RUN = REPO / "benchmarks" / "run"
 STATUSES = {"PASS", "MISS", "INFO", "SKIP", "ERROR"}
 FIGURE_KEYS = {
     "schema", "name", "title", "unit", "ours", "ours_label", "baseline", "baseline_label",
-    "ratio", "target", "higher_is_better", "status", "note", "details", "run",
+    "ratio", "target", "higher_is_better", "status", "note", "details", "run", "path",
 }  # fmt: skip
 RUN_KEYS = {"timestamp", "commit", "mode", "size_bytes", "repeats", "record_shape", "cpus"}
 
@@ -28,7 +32,8 @@ def quick_run(tmp_path_factory):
         [sys.executable, str(RUN), "--list"], capture_output=True, text=True, check=True
     ).stdout.split()
     result = subprocess.run(
-        [sys.executable, str(RUN), "--quick", "--out", str(out), "--tmp", str(scratch)],
+        [sys.executable, str(RUN), "--quick", "--path", PATH, "--out", str(out), "--tmp",
+         str(scratch)],
         capture_output=True, text=True, timeout=300,
     )  # fmt: skip
     return names, result, out, scratch
@@ -50,6 +55,7 @@ def test_quick_run_prints_one_line_per_figure(quick_run):
     assert sorted(lines) == sorted(names)
     for line in lines.values():
         assert re.search(r" (PASS|MISS|INFO|SKIP)\b", line), line
+        assert line.split()[1] == PATH, line
         assert (
             " ours " in line and " baseline " in line and " ratio " in line and " target " in line
         )
@@ -59,9 +65,9 @@ def test_quick_run_prints_one_line_per_figure(quick_run):
 def test_quick_run_writes_a_json_file_per_figure_and_a_summary(quick_run):
     names, _, out, _ = quick_run
     for name in names:
-        data = json.loads((out / f"{name}.json").read_text())
+        data = json.loads((out / f"{name}{SUFFIX}.json").read_text())
         assert set(data) >= FIGURE_KEYS, name
-        assert data["name"] == name and data["schema"] == 1
+        assert data["name"] == name and data["schema"] == 1 and data["path"] == PATH
         assert data["status"] in STATUSES
         assert set(data["run"]) >= RUN_KEYS and data["run"]["mode"] == "quick"
         if data["status"] in ("PASS", "MISS"):
@@ -92,7 +98,7 @@ def test_quick_scan_figures_time_every_side_or_say_why_not(quick_run):
     run's tree is too small for the scaling target, so nothing is judged."""
     out = quick_run[2]
     for name in ("scan-scaling", "scan-vs-verify", "scan-scaling-1k", "scan-vs-verify-1k"):
-        data = json.loads((out / f"{name}.json").read_text())
+        data = json.loads((out / f"{name}{SUFFIX}.json").read_text())
         if data["status"] == "SKIP":  # no pyspark or no Java here
             assert data["note"], name
             continue
@@ -101,3 +107,18 @@ def test_quick_scan_figures_time_every_side_or_say_why_not(quick_run):
         assert set(details["wall_seconds"]) == {"local[1]", "local[2]", "verify"}
         assert details["bytes"] >= 2 * data["run"]["size_bytes"]
         assert details["segments"] == 32 and details["partitions"] == 8
+
+
+@pytest.mark.skipif(PATH != "compiled", reason="no compiled kernels: one path only")
+def test_both_paths_print_a_line_and_write_a_file_each(tmp_path):
+    """The default ``--path both``: each figure on the compiled kernels in this process,
+    then on the readable path in a child process with KLOGSPEC_PURE_PYTHON=1."""
+    result = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--only", "verify-16k", "--out", str(tmp_path)],
+        capture_output=True, text=True, timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    lines = [line.split()[:2] for line in result.stdout.splitlines()[1:-1]]
+    assert lines == [["verify-16k", "compiled"], ["verify-16k", "pure"]]
+    for stem, path in (("verify-16k", "compiled"), ("verify-16k.pure", "pure")):
+        assert json.loads((tmp_path / f"{stem}.json").read_text())["path"] == path

@@ -748,6 +748,8 @@ def test_an_unreadable_file_is_exit_status_2(log_dir, partition, monkeypatch):
         raise PermissionError(13, "Permission denied", str(path))
 
     monkeypatch.setattr("reference_impl.verify_segment.open", refuse, raising=False)
+    # the compiled walk's run (reference_impl/_speedups) opens the .log itself
+    monkeypatch.setattr("reference_impl._speedups.verify_run.open", refuse, raising=False)
     result = run(log_dir, expect=2)
     assert "Permission denied" in result.output
 

@@ -20,6 +20,7 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 
+from .. import _speedups
 from ..errors import Category, CorruptRecordError, KafkaLogError
 from .checksums import crc32c
 from .compression import DEFAULT_DECOMPRESSION_LIMIT, Compression, codec_for_id, decompress
@@ -379,3 +380,9 @@ def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: 
     struct.pack_into(">q", buf, 35, max_timestamp)
     struct.pack_into(">I", buf, CRC_OFFSET, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
     return bytes(buf)
+
+
+# The compiled record decoder (issue 14), unless pure Python: reference_impl/_speedups.
+if _speedups.kernels is not None:
+    _speedups.kernels.bind_records(Record, Header, decode_records)
+    decode_records_fast = _speedups.kernels.decode_records

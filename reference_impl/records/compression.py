@@ -290,7 +290,12 @@ def kafka_lz4_frame(data: bytes, magic: int = 2) -> bytes:
 
 # --- zstd ---------------------------------------------------------------------------
 
-_ZSTD_FEED = 256  # compressed bytes fed per step: bounds how far one step can overshoot
+# Compressed bytes fed per step. A zstd block of 4 bytes can inflate to 128 KiB (an RLE
+# block), so n bytes make at most n * 32768: feeding 256 bytes, or 1/32768 of what is left
+# of the limit when that is more, a step never makes more than max(8 MiB, the rest of the
+# limit). A 16 KiB batch at the default limit is then one or two steps, not 14.
+_ZSTD_FEED = 256
+_ZSTD_MAX_RATIO = 32768
 
 
 _zstd_per_thread = threading.local()
@@ -311,9 +316,12 @@ def _unzstd(data: bytes, limit: int) -> bytes:
     while remaining:
         decoder = _zstd_decompressor().decompressobj()  # a new stream: the state is reset
         view = memoryview(remaining)
+        start = 0
         try:
-            for start in range(0, len(view), _ZSTD_FEED):
-                sink.add(decoder.decompress(view[start : start + _ZSTD_FEED]))
+            while start < len(view):
+                step = max(_ZSTD_FEED, (limit - sink.size) // _ZSTD_MAX_RATIO)
+                sink.add(decoder.decompress(view[start : start + step]))
+                start += step
                 if decoder.eof:
                     break
         except zstandard.ZstdError as exc:

@@ -1,0 +1,48 @@
+"""The compiled kernels, chosen at import (issue 14; benchmarks/README.md).
+
+The readable modules are the reference: each hot loop there has a compiled twin in
+``_kernels.pyx`` (Cython), which a readable module installs beside its own function
+with a few lines at its end, when ``kernels`` is not None. A kernel handles the common,
+well-formed case; on anything else it hands the bytes back to the readable function, so
+every error comes from the readable code. tests/test_speedups.py holds the two together.
+
+``kernels`` is None, and every module keeps its readable code, when:
+
+* ``KLOGSPEC_PURE_PYTHON`` is set to anything but ``0`` or the empty string (the CI runs
+  the suite this way too);
+* the extension was not built (no C compiler at install time): one warning then.
+"""
+
+from __future__ import annotations
+
+import os
+import warnings
+
+PURE_PYTHON_VARIABLE = "KLOGSPEC_PURE_PYTHON"
+
+
+def _load():
+    if os.environ.get(PURE_PYTHON_VARIABLE, "") not in ("", "0"):
+        return None, f"{PURE_PYTHON_VARIABLE} is set"
+    try:
+        from . import _kernels
+    except ImportError as exc:
+        why = f"the compiled kernels are not built ({exc})"
+        warnings.warn(
+            f"klogspec: {why}; running on the pure-Python path, which is correct but slower. "
+            "Install a C compiler and the Python headers, then reinstall "
+            "(pip install -e .), or set KLOGSPEC_PURE_PYTHON=1 to silence this.",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        return None, why
+    return _kernels, ""
+
+
+kernels, why_pure = _load()
+"""The ``_kernels`` extension module, or None (pure Python; ``why_pure`` says why)."""
+
+
+def path() -> str:
+    """``compiled`` or ``pure``: which path this process runs (benchmarks print it)."""
+    return "pure" if kernels is None else "compiled"
