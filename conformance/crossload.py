@@ -82,7 +82,12 @@ class CrossLoader:
             self._load_and_compare(run, record)
         except TesteeFailure as exc:
             detail = f" [{exc.detail[-600:]}]" if exc.detail else ""
-            self._fail(run, f"{exc.kind}: {exc.message}{detail}", OPEN_REQS)
+            self._fail(
+                run,
+                f"{exc.kind}: {exc.message}{detail}",
+                OPEN_REQS,
+                f"the second testee {exc.kind}",
+            )
         finally:
             self.driver.end_scenario(run.now)
 
@@ -93,20 +98,27 @@ class CrossLoader:
     def _load_and_compare(self, run: Run, record) -> None:
         response = self.driver.request("open", dict(run.open_wire), run.now)
         if not response.ok:
-            self._fail(run, f"open was refused with {response.code} ({response.message[:200]}); the implementation under test loads it", OPEN_REQS)  # fmt: skip
+            self._fail(run, f"open was refused with {response.code} ({response.message[:200]}); the implementation under test loads it", OPEN_REQS, f"open refused with {response.code}")  # fmt: skip
             return
         theirs, ours = response.result, record.state
         for key, reqs in COMPARED.items():
             if shown(key, theirs.get(key)) != shown(key, ours.get(key)):
-                self._fail(run, f"{key} is {shown(key, theirs.get(key))} there, {shown(key, ours.get(key))} in the implementation under test's own reload", reqs)  # fmt: skip
+                self._fail(run, f"{key} is {shown(key, theirs.get(key))} there, {shown(key, ours.get(key))} in the implementation under test's own reload", reqs, f"{key} differs")  # fmt: skip
         read = full_read(self.driver, theirs, run.now)
         if read.problem is not None:
-            self._fail(run, read.problem, READ_REQS)
+            self._fail(run, read.problem, READ_REQS, "the read failed")
         elif read.summary()["sha256"] != record.read.summary()["sha256"]:
-            self._fail(run, f"a read from the log start offset gives {describe_read(read.summary())} there, {describe_read(record.read.summary())} in the implementation under test", READ_REQS)  # fmt: skip
+            self._fail(run, f"a read from the log start offset gives {describe_read(read.summary())} there, {describe_read(record.read.summary())} in the implementation under test", READ_REQS, "the bytes read differ")  # fmt: skip
         closed = self.driver.request("close", {}, run.now)
         if not closed.ok:
-            self._fail(run, f"close was refused with {closed.code}", ["FLUSH-10"])
+            self._fail(
+                run,
+                f"close was refused with {closed.code}",
+                ["FLUSH-10"],
+                f"close refused with {closed.code}",
+            )
 
-    def _fail(self, run: Run, message: str, reqs: list[str]) -> None:
-        run.fail(CATEGORY, f"cross-load by {self.label}: {message}", reqs)
+    def _fail(self, run: Run, message: str, reqs: list[str], cause: str) -> None:
+        run.fail(
+            CATEGORY, f"cross-load by {self.label}: {message}", reqs, cause=f"cross-load: {cause}"
+        )

@@ -149,6 +149,7 @@ def _phases(run: Run, record: EpilogueRecord) -> None:
             "reopen",
             f"a clean load was refused with {response.code} ({response.message[:200]})",
             LOAD_REQS,
+            f"a clean load was refused with {response.code}",
         )
         return
     run.log_open, run.closed = True, False
@@ -157,7 +158,14 @@ def _phases(run: Run, record: EpilogueRecord) -> None:
     _compare_state(run, record, golden)
     record.read = full_read(run.driver, record.state, run.now)
     if record.read.problem is not None:
-        _fail(run, "wrong_result", "read from the log start offset", record.read.problem, READ_REQS)
+        _fail(
+            run,
+            "wrong_result",
+            "read from the log start offset",
+            record.read.problem,
+            READ_REQS,
+            "the read failed",
+        )
     _compare_read(run, "read from the log start offset", record.read, golden)
     if not _close(run, "second close"):
         return
@@ -214,18 +222,34 @@ def _snapshot(run: Run, phase: str) -> dict[str, bytes] | None:
     try:
         return disk.snapshot(run.root)
     except OSError as exc:
-        _fail(run, "files", phase, f"the log directory cannot be read: {exc}", CLOSE_REQS)
+        _fail(
+            run,
+            "files",
+            phase,
+            f"the log directory cannot be read: {exc}",
+            CLOSE_REQS,
+            "the log directory cannot be read",
+        )
         return None
 
 
-def _fail(run: Run, category: str, phase: str, message: str, reqs: list[str]) -> None:
-    run.fail(category, f"epilogue {phase}: {message}", reqs)
+def _fail(
+    run: Run, category: str, phase: str, message: str, reqs: list[str], cause: str | None = None
+) -> None:
+    """A failure of the epilogue; ``cause`` (without numbers) groups it with the failures of
+    other tests that share its root cause."""
+    run.fail(
+        category,
+        f"epilogue {phase}: {message}",
+        reqs,
+        cause=f"epilogue {phase}: {cause or category}",
+    )
 
 
 def _close(run: Run, phase: str) -> bool:
     response = _request(run, "close", {})
     if not response.ok:
-        _fail(run, f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS)  # fmt: skip
+        _fail(run, f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
         return False
     run.log_open, run.closed = False, True
     return True
@@ -243,11 +267,12 @@ def _check_closed_directory(
     for reqs, problem in disk.invariants(partition_files, run.config, True, reloaded):
         if run.damaged and ("wrong CRC" in problem or "unreadable" in problem):
             continue  # the harness's own damage, in a segment recovery need not read
-        run.fail("invariant", problem, reqs)
+        run.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
     if golden is not None and "files" in golden:
         run._compare_files(visible, golden_files=golden["files"])
     for failure in run.failures[first:]:
         failure.message = f"epilogue, {phase}: {failure.message}"
+        failure.cause = f"epilogue, {phase}: {failure.cause}"
 
 
 def _compare_state(run: Run, record: EpilogueRecord, golden: dict | None) -> None:
@@ -262,7 +287,7 @@ def _compare_state(run: Run, record: EpilogueRecord, golden: dict | None) -> Non
             if key == "last_stable_offset" and not LSO_FEATURES.issubset(run.features):
                 continue  # without snapshots a clean load knows no open transaction (SNAP-B-3)
             if shown(key, have[key]) != shown(key, golden["state"][key]):
-                _fail(run, "golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs)  # fmt: skip
+                _fail(run, "golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs, f"{key} differs from the reference's clean load")  # fmt: skip
 
 
 def shown(key: str, value):
@@ -277,7 +302,7 @@ def _compare_read(run: Run, phase: str, read: FullRead, golden: dict | None) -> 
         return
     want, have = golden["read"], read.summary()
     if have["sha256"] != want["sha256"]:
-        _fail(run, "golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS)  # fmt: skip
+        _fail(run, "golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS, "the bytes read differ from the reference's")  # fmt: skip
 
 
 def describe_read(summary: dict) -> str:
