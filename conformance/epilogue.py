@@ -272,7 +272,8 @@ def _check_closed_directory(
         run._compare_files(visible, golden_files=golden["files"])
     for failure in run.failures[first:]:
         failure.message = f"epilogue, {phase}: {failure.message}"
-        failure.cause = f"epilogue, {phase}: {failure.cause}"
+        # the cause stays: a file written wrong at close is the same root cause as the same
+        # file written wrong at a step, and is summarised with it
 
 
 def _compare_state(run: Run, record: EpilogueRecord, golden: dict | None) -> None:
