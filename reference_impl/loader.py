@@ -8,7 +8,8 @@ directory into a log's segments and offsets, in this order:
 2. every ``<base>.log`` is opened as a segment, orphan index files are deleted, and a
    segment without ``.index`` (or with a corrupt ``.txnindex``) is recovered;
 3. after an unclean shutdown, every segment from the one holding the recovery point is
-   recovered (segment_recovery.py); the first one cut short ends the log there;
+   recovered (LogSegment.recover, segment_recovery.py); the first one cut short ends the
+   log there;
 4. a log that ends below the log start offset is emptied; a log with no segment gets one;
 5. the active segment's indexes get their full size back, the leader epoch cache is cut
    to the log's ends, and the offsets are returned.
@@ -51,7 +52,6 @@ from .producer_state_manager import ProducerStateManager
 from .producer_state_rebuild import delete_producer_snapshots, rebuild_producer_state
 from .scheduler import Scheduler
 from .segment import LogSegment
-from .segment_recovery import recover_segment
 from .swap_files import complete_swaps, remove_temp_files_and_collect_swap_files
 
 LONG_MAX = 2**63 - 1
@@ -266,8 +266,8 @@ class LogLoader:
             False,
         )
         try:
-            truncated = recover_segment(
-                segment, self.leader_epoch_cache, before_truncate, producer_state_manager=psm
+            truncated = segment.recover(
+                self.leader_epoch_cache, producer_state_manager=psm, before_truncate=before_truncate
             )
         except KafkaLogError as exc:
             if exc.category is Category.OFFSET_OVERFLOW:

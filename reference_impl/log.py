@@ -459,7 +459,13 @@ class Log(LogRetention):
         """READ-15 to READ-20: ListOffsets, the first offset whose record timestamp is >= the target, or a
         special target (timestamp_lookup.py)."""
         self._begin()
-        return fetch_offset_by_timestamp(self, target_timestamp)
+        return fetch_offset_by_timestamp(
+            self.segments,
+            self.leader_epoch_cache,
+            target_timestamp,
+            log_start_offset=self.log_start_offset,
+            log_end_offset=self.log_end_offset,
+        )
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, target_offset: int) -> bool:

@@ -1,6 +1,6 @@
 """Rebuilding producer state from snapshots and the log (spec/behaviour/producer-state.md
 §5-§6) [UnifiedLog.java rebuildProducerState, loadProducersFromRecords,
-updateProducers, deleteProducerSnapshots; LogSegment.updateProducerState].
+updateProducers, deleteProducerSnapshots].
 
 Producer state is never the source of truth: the log is. A snapshot only bounds how
 much of the log must be re-read. Rebuilding takes the newest snapshot at or below the
@@ -50,19 +50,6 @@ def load_producers_from_records(psm: ProducerStateManager, batches: Iterable) ->
         psm.update(info)
     for txn in completed:
         psm.complete_txn(txn)
-
-
-def update_producer_state(psm: ProducerStateManager, segment: LogSegment, batch) -> None:
-    """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
-    transactions it completes (LogSegment.updateProducerState)."""
-    if has_producer_id(batch) and not psm.replay_data_batch(batch):
-        info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
-        completed = info.append(batch)
-        psm.update(info)
-        if completed is not None:
-            segment.update_txn_index(completed, psm.last_stable_offset(completed))
-            psm.complete_txn(completed)
-    psm.update_map_end_offset(batch.last_offset + 1)
 
 
 def rebuild_producer_state(

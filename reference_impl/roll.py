@@ -9,10 +9,21 @@ lazy index files, so they are only looked at when the cheaper ones fail).
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from .segment import LogSegment
+from .offset_index import OffsetIndex
+from .time_index import TimeIndex
+
+
+class RollingSegment(Protocol):
+    """What the roll conditions read of the active segment (segment.py's LogSegment)."""
+
+    size: int
+    roll_jitter_ms: int
+    offset_index: OffsetIndex
+    time_index: TimeIndex
+
+    def time_waited_for_roll(self, now: int, message_timestamp: int) -> int: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,7 +58,7 @@ ROLL_CONDITIONS = (
 )
 
 
-def roll_reason(segment: LogSegment, params: RollParams) -> str | None:
+def roll_reason(segment: RollingSegment, params: RollParams) -> str | None:
     """The name of the first condition that holds, or None: no roll."""
     for name, holds in ROLL_CONDITIONS:
         if holds(segment, params):

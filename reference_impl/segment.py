@@ -28,7 +28,7 @@ from .files import (
 from .index import AbortedTxn, OffsetPosition, TimestampOffset
 from .offset_index import OffsetIndex
 from .roll import RollParams, roll_reason
-from .segment_recovery import recover_segment
+from .segment_recovery import SegmentRecovery
 from .time_index import TimeIndex
 from .transaction_index import TransactionIndex, TxnIndexSearchResult
 
@@ -42,7 +42,7 @@ class _SegmentSize:
 SEGMENT_SIZE = _SegmentSize()
 
 
-class LogSegment:
+class LogSegment(SegmentRecovery):
     def __init__(
         self,
         log: FileRecords,
@@ -368,14 +368,7 @@ class LogSegment:
             return TimestampOffset(after.timestamp, after.offset)
         return last_entry
 
-    # --- recovery (used by the loader) ---
-    def recover(self, leader_epoch_cache=None, producer_state_manager=None) -> int:
-        """Rebuild the indexes (and the producer state) from the .log and cut it after the
-        last valid batch (segment_recovery.py); returns the bytes truncated."""
-        return recover_segment(
-            self, leader_epoch_cache, producer_state_manager=producer_state_manager
-        )
-
+    # --- recovery: recover() and update_producer_state() are in segment_recovery.py ---
     def has_overflow(self) -> bool:
         next_offset = self.read_next_offset()
         return next_offset > self.base_offset and not self.offset_index.can_append_offset(

@@ -10,13 +10,10 @@ timestamp. Results carry the leader epoch of the batch (or of the epoch cache).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from .file_records import TimestampAndOffset
+from .leader_epoch import LeaderEpochFileCache
+from .log_segments import LogSegments
 from .records.record import NO_TIMESTAMP
-
-if TYPE_CHECKING:
-    from .log import Log
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2
@@ -25,33 +22,37 @@ EARLIEST_LOCAL_TIMESTAMP = -4
 LATEST_TIERED_TIMESTAMP = -5
 
 
-def fetch_offset_by_timestamp(log: Log, target_timestamp: int) -> TimestampAndOffset | None:
+def fetch_offset_by_timestamp(
+    segments: LogSegments,
+    cache: LeaderEpochFileCache,
+    target_timestamp: int,
+    *,
+    log_start_offset: int,
+    log_end_offset: int,
+) -> TimestampAndOffset | None:
     """ListOffsets on a log without tiered storage: -2 and -4 give the log start offset,
     -1 the LEO, -3 the record with the largest timestamp, -5 offset -1 (nothing is tiered);
     any other target the first record with a timestamp >= it, or None."""
-    cache = log.leader_epoch_cache
     if target_timestamp in (EARLIEST_TIMESTAMP, EARLIEST_LOCAL_TIMESTAMP):
         earliest = cache.earliest_entry()
-        epoch = (
-            earliest.epoch if earliest and earliest.start_offset <= log.log_start_offset else None
-        )
-        return TimestampAndOffset(NO_TIMESTAMP, log.log_start_offset, epoch)
+        epoch = earliest.epoch if earliest and earliest.start_offset <= log_start_offset else None
+        return TimestampAndOffset(NO_TIMESTAMP, log_start_offset, epoch)
     if target_timestamp == LATEST_TIMESTAMP:
-        return TimestampAndOffset(NO_TIMESTAMP, log.log_end_offset, cache.latest_epoch())
+        return TimestampAndOffset(NO_TIMESTAMP, log_end_offset, cache.latest_epoch())
     if target_timestamp == LATEST_TIERED_TIMESTAMP:
         return TimestampAndOffset(NO_TIMESTAMP, -1, -1)
     if target_timestamp == MAX_TIMESTAMP:
-        return _max_timestamp(log)
-    for segment in log.segments.values():
+        return _max_timestamp(segments)
+    for segment in segments.values():
         if segment.largest_timestamp() >= target_timestamp:
-            return segment.find_offset_by_timestamp(target_timestamp, log.log_start_offset)
+            return segment.find_offset_by_timestamp(target_timestamp, log_start_offset)
     return None
 
 
-def _max_timestamp(log: Log) -> TimestampAndOffset | None:
+def _max_timestamp(segments: LogSegments) -> TimestampAndOffset | None:
     """The segment with the largest max timestamp (the first, on a tie), then in it the
     first batch with that max timestamp, and in that batch the first record carrying it."""
-    segment = max(log.segments.values(), key=lambda s: s.max_timestamp_so_far)
+    segment = max(segments.values(), key=lambda s: s.max_timestamp_so_far)
     so_far = segment.read_max_timestamp_and_offset_so_far()
     position = segment.offset_index.lookup(so_far.offset).position
     for batch in segment.log.batches_from(position):

@@ -26,7 +26,7 @@ from reference_impl.errors import Category, KafkaLogError, LogOperationError
 from reference_impl.fetch import FetchDataInfo
 from reference_impl.index import AbortedTxn, TimestampOffset
 
-from . import Mutant
+from .mutant import Mutant
 
 Seg = segment.LogSegment
 Log = log.Log
@@ -45,7 +45,7 @@ _ORIGINAL = {
     "local_roll": local_log.LocalLog.roll,
     "delete_files": local_log.delete_segment_files,
     "prefix": naming.filename_prefix_from_offset,
-    "recover": loader.recover_segment,
+    "recover": Seg.recover,
     "opening": clean_shutdown.LogDirs.opening,
     "log_roll": Log._roll,
     "update_producers": log.update_producers,
@@ -547,9 +547,9 @@ CATALOG = (
            lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
     # --- recovery ---
     Mutant("recovery-keeps-torn-batch", "recovery keeps a partial last batch", frozenset({"FRAME-4"}), ("recovery.damage.*",),
-           lambda: [(loader, "recover_segment", _recover_keeping_torn_tail)]),
+           lambda: [(Seg, "recover", _recover_keeping_torn_tail)]),
     Mutant("recovery-drops-valid-batch", "recovery also drops the last valid batch before a bad one", frozenset({"FRAME-7"}), ("recovery.damage.*",),
-           lambda: [(loader, "recover_segment", _recover_dropping_one_more)]),
+           lambda: [(Seg, "recover", _recover_dropping_one_more)]),
     Mutant("recovery-ignores-clean-marker", "every open recovers, clean shutdown or not", frozenset({"CLEAN-1"}), ("recovery.damage.*",),
            lambda: [(clean_shutdown.LogDirs, "opening", _opening_always_unclean)]),
     Mutant("epoch-cache-not-truncated", "truncation leaves the leader epoch cache as it was", frozenset({"LEPOCH-6"}), ("epoch.*",),
@@ -587,7 +587,7 @@ CATALOG = (
     Mutant("snapshots-kept-with-deleted-segments", "a deleted segment's snapshot stays", frozenset({"SNAP-B-8"}), ("producer.snapshot.retention",),
            lambda: [(Log, "_delete_producer_snapshots", lambda self, segments: None)]),
     Mutant("recovery-without-producer-state", "recovery replays no batch into the producer state", frozenset({"RECOV-19"}), ("transactions.crash.*", "producer.snapshot.crash-*"),
-           lambda: [(loader, "recover_segment", _recover_without_producer_state)]),
+           lambda: [(Seg, "recover", _recover_without_producer_state)]),
     # --- transactions (TXN-B, READ-21, READ-22) ---
     Mutant("committed-transactions-indexed", "committed transactions go to the .txnindex too", frozenset({"TXN-B-5"}), ("transactions.commit",),
            lambda: [(Seg, "update_txn_index", _index_every_transaction)]),
