@@ -29,9 +29,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
+from .constants import INT32_MAX
 from .errors import Category, InvalidArgumentError, KafkaLogError
 
-INT32_MAX = 2**31 - 1
 WARM_SECTION_BYTES = 8192  # AbstractIndex.warmEntries: the last 8 KiB of entries
 
 
@@ -271,10 +271,6 @@ class LazyIndex(Generic[IndexT]):
     @property
     def file(self) -> Path:
         return self._index.file if self._index is not None else self._file
-
-    @property
-    def is_loaded(self) -> bool:
-        return self._index is not None
 
     def get(self) -> IndexT:
         if self._index is None:

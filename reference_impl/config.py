@@ -11,10 +11,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
+from .constants import LONG_MAX
 from .records.compression import DEFAULT_MAX_MESSAGE_BYTES
 from .records.record import TimestampType
-
-LONG_MAX = 2**63 - 1
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,11 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
+from .constants import UNKNOWN_OFFSET
 from .file_records import FileRecords
 from .index import AbortedTxn
 from .records import Batch, iter_batches
 
-UNKNOWN_OFFSET = -1  # UnifiedLog.UnknownOffset: the segment base of a message-offset-only metadata
 UNKNOWN_FILE_POSITION = -1
 
 

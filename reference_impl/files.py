@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
+from .constants import LONG_MAX
 from .errors import InvalidFileNameError
 
 LOG_FILE_SUFFIX = ".log"
@@ -44,8 +45,6 @@ MAX_DIR_NAME_LENGTH = 255  # delete and stray names are capped so a rename canno
 
 OFFSET_WIDTH = 20
 EPOCH_WIDTH = 10
-INT32_MAX = 2**31 - 1
-INT64_MIN, INT64_MAX = -(2**63), 2**63 - 1
 
 # Java's Integer/Long.parseLong grammar: an optional sign, then ASCII digits.
 _JAVA_INTEGER = re.compile(r"[+-]?[0-9]+")
@@ -121,7 +120,7 @@ def offset_from_file_name(name: str) -> int:
     2147483650
     """
     prefix = name.split(".", 1)[0]
-    if not _DIGITS.fullmatch(prefix) or int(prefix) > INT64_MAX:
+    if not _DIGITS.fullmatch(prefix) or int(prefix) > LONG_MAX:
         raise InvalidFileNameError(f"{name!r} does not start with a base offset", file=name)
     return int(prefix)
 

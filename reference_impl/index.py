@@ -26,7 +26,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from .constants import INT32_MAX
 from .errors import Category, CorruptIndexError, KafkaLogError
+from .records.record import NO_TIMESTAMP
 
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # relativeOffset, position
 TIME_INDEX_ENTRY = struct.Struct(">qi")  # timestamp, relativeOffset
@@ -37,8 +39,6 @@ OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_ENTRY.size  # 8
 TIME_INDEX_ENTRY_SIZE = TIME_INDEX_ENTRY.size  # 12
 ABORTED_TXN_SIZE = ABORTED_TXN.size  # 34
 ABORTED_TXN_CURRENT_VERSION = 0
-INT32_MAX = 2**31 - 1
-NO_TIMESTAMP = -1
 
 
 class OffsetPosition(NamedTuple):

@@ -33,6 +33,7 @@ from .checkpoint_files import (
 )
 from .clock import Clock
 from .config import LogConfig
+from .constants import LONG_MAX
 from .deletion import delete_segment_files
 from .errors import Category, CorruptIndexError, InvalidFileNameError, KafkaLogError
 from .fetch import LogOffsetMetadata
@@ -54,7 +55,6 @@ from .scheduler import Scheduler
 from .segment import LogSegment
 from .swap_files import complete_swaps, remove_temp_files_and_collect_swap_files
 
-LONG_MAX = 2**63 - 1
 _INDEX_KINDS = (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
 T = TypeVar("T")
 

@@ -27,6 +27,7 @@ from . import checkpoint_files as ckpt
 from .clean_shutdown import LOG_DIRS
 from .clock import Clock, SystemClock
 from .config import LogConfig
+from .constants import INT32_MAX, UNKNOWN_OFFSET
 from .errors import Category, InvalidArgumentError, LogOperationError
 from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
 from .file_records import TimestampAndOffset
@@ -36,7 +37,6 @@ from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
 from .log_segments import LogSegments
 from .log_validator import (
-    UNKNOWN_OFFSET,
     AppendOrigin,
     LogAppendInfo,
     analyze_and_validate_records,
@@ -56,8 +56,6 @@ from .roll import RollParams
 from .scheduler import Scheduler
 from .segment import LogSegment
 from .timestamp_lookup import fetch_offset_by_timestamp
-
-INT32_MAX = 2**31 - 1
 
 
 @dataclass(frozen=True, slots=True)

@@ -24,6 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
+from .constants import UNKNOWN_OFFSET
 from .errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
 from .records import Batch, Compression, TimestampType
 from .records.batch import (
@@ -35,7 +36,6 @@ from .records.batch import (
 from .records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from .records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
 
-UNKNOWN_OFFSET = -1
 MAX_CODEC_ID = 4  # zstd; ids 5 to 7 name no codec
 _PREFIX = struct.Struct(">qi")
 

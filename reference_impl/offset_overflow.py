@@ -15,6 +15,7 @@ from pathlib import Path
 from .checkpoint_files import fsync_dir
 from .clock import Clock
 from .config import LogConfig
+from .constants import LONG_MIN
 from .deletion import delete_segment_files, delete_segment_files_if_exist
 from .errors import Category, IllegalStateError, KafkaLogError
 from .file_records import FileRecords
@@ -120,7 +121,7 @@ def _append_chunk_from_file(
     segment: LogSegment, records: FileRecords, position: int, capacity: int
 ) -> tuple[int, int]:
     size = 0
-    max_timestamp = shallow_offset = max_offset = -(2**63)
+    max_timestamp = shallow_offset = max_offset = LONG_MIN
     for batch in records.batches_from(position):
         fits = segment.offset_index.can_append_offset(batch.last_offset)
         if not fits or (size and size + batch.size_in_bytes >= capacity):

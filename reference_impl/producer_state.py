@@ -23,6 +23,7 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
+from .constants import INT32_MAX
 from .errors import Category, LogOperationError
 from .log_validator import AppendOrigin
 from .producer_snapshot import ProducerSnapshotEntry
@@ -32,7 +33,6 @@ from .records.record import decrement_sequence
 NUM_BATCHES_TO_RETAIN = 5  # PSTATE-2: Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
-INT32_MAX = 2**31 - 1
 
 
 def in_sequence(last_seq: int, next_seq: int) -> bool:

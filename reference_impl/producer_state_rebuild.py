@@ -13,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from .constants import INT32_MAX
 from .errors import CorruptRecordError
 from .log_validator import AppendOrigin
 from .producer_state import CompletedTxn, ProducerAppendInfo, has_producer_id
@@ -127,7 +128,7 @@ def _replay_segment(psm, segment, start_offset, last_offset, segment_of_last_off
         found = segment.translate_offset(last_offset)
         if found is not None:
             max_position = found.position
-    fetch = segment.read(start_offset, 2**31 - 1, max_position)
+    fetch = segment.read(start_offset, INT32_MAX, max_position)
     if fetch is not None and fetch.records is not None:
         load_producers_from_records(psm, _readable_batches(fetch.records.batches()))
 

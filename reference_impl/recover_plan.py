@@ -21,6 +21,7 @@ from .checkpoint_files import (
 )
 from .checkpoints import EpochEntry, read_leader_epoch_checkpoint
 from .config import LogConfig
+from .constants import LONG_MAX, LONG_MIN
 from .errors import CorruptIndexError, KafkaLogError
 from .files import (
     CLEANED_FILE_SUFFIX,
@@ -47,7 +48,6 @@ from .recover_scan import (
     scan_recovery,
 )
 
-LONG_MAX = 2**63 - 1
 _INDEX_KINDS = (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
 
 
@@ -201,7 +201,7 @@ class _Planner:
         return valid
 
     def _swaps(self, swaps: list[str]) -> None:
-        low, high = LONG_MAX, -(2**63)
+        low, high = LONG_MAX, LONG_MIN
         for file in swaps:
             if file[: -len(SWAP_FILE_SUFFIX)].endswith(LOG_FILE_SUFFIX):
                 base = offset_from_file_name(file)

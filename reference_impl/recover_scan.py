@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .constants import INT32_MAX
 from .errors import CorruptRecordError, KafkaLogError
 from .index import (
-    NO_TIMESTAMP,
     OFFSET_INDEX_ENTRY_SIZE,
     TIME_INDEX_ENTRY_SIZE,
     OffsetPosition,
@@ -24,9 +24,9 @@ from .index import (
     iter_time_index,
 )
 from .records import iter_file_batches
+from .records.record import NO_TIMESTAMP
 from .segment_recovery import PARTIAL_BATCH, ZERO_TAIL
 
-INT32_MAX = 2**31 - 1
 _CHUNK = 1 << 20
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from .abstract_index import LazyIndex
 from .clock import Clock
 from .config import LogConfig
+from .constants import LONG_MAX
 from .errors import Category, InvalidArgumentError, KafkaLogError
 from .fetch import FetchDataInfo, LogOffsetMetadata
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
@@ -31,8 +32,6 @@ from .roll import RollParams, roll_reason
 from .segment_recovery import SegmentRecovery
 from .time_index import TimeIndex
 from .transaction_index import TransactionIndex, TxnIndexSearchResult
-
-LONG_MAX = 2**63 - 1
 
 
 class _SegmentSize:
@@ -184,10 +183,6 @@ class LogSegment(SegmentRecovery):
     @property
     def shallow_offset_of_max_timestamp_so_far(self) -> int:
         return self.read_max_timestamp_and_offset_so_far().offset
-
-    def largest_record_timestamp(self) -> int | None:
-        ts = self.max_timestamp_so_far
-        return ts if ts >= 0 else None
 
     def largest_timestamp(self) -> int:
         """RET-9: the max record timestamp, else the .log's mtime."""

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from .clock import Clock
 from .config import LogConfig
+from .constants import LONG_MAX, LONG_MIN
 from .errors import InvalidFileNameError
 from .files import (
     CLEANED_FILE_SUFFIX,
@@ -26,8 +27,6 @@ from .files import (
 )
 from .load_events import LoadObserver, Reason
 from .segment import LogSegment
-
-LONG_MAX = 2**63 - 1
 
 
 def _regular_files(dir: Path) -> list[Path]:
@@ -73,7 +72,7 @@ def swap_offset_range(
     Each is opened as a segment with the ``.swap`` suffix, as Kafka does; opening its lazy
     offset index to find the next offset creates a missing ``.index.swap``, which the
     renames then keep (an empty index: reads scan the segment from its start)."""
-    min_swap, max_swap = LONG_MAX, -(2**63)
+    min_swap, max_swap = LONG_MAX, LONG_MIN
     for file in swap_files:
         if not file.name[: -len(SWAP_FILE_SUFFIX)].endswith(LOG_FILE_SUFFIX):
             continue

@@ -16,12 +16,12 @@ from __future__ import annotations
 from .abstract_index import AbstractIndex, largest_lower_bound_slot
 from .errors import Category, IllegalStateError, InvalidArgumentError, LogOperationError
 from .index import (
-    NO_TIMESTAMP,
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
     TimestampOffset,
     sanity_check_time_index,
 )
+from .records.record import NO_TIMESTAMP
 
 
 class TimeIndex(AbstractIndex):

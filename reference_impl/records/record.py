@@ -11,12 +11,13 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import NamedTuple
 
+from ..constants import INT32_MAX
+
 NO_TIMESTAMP = -1
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
-INT32_MAX = 2**31 - 1
 
 
 class TimestampType(IntEnum):
