@@ -3,9 +3,10 @@
 The loader (loader.py, swap_files.py) tells a ``LoadObserver`` before every change that
 destroys bytes (a truncation, a deletion) and after every other change (a rename, a
 rebuilt or created index, a new segment). ``klogspec recover`` uses the "before" calls to
-move the bytes into its quarantine folder first (quarantine.py) and the list of events
-for its report; tests check the events against the plan of recover_plan.py. A load
-without an observer uses ``LoadObserver()``, which records nothing.
+move the bytes into its quarantine folder first (klogspec/recover/quarantine.py) and the
+list of events for its report; tests check the events against the plan of
+klogspec/recover/plan.py. A load without an observer uses ``LoadObserver()``, which
+records nothing.
 """
 
 from __future__ import annotations

@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli
+from klogspec import cli
 from reference_impl.checkpoint_files import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
 from reference_impl.clean_shutdown import CLEAN_SHUTDOWN_FILE
 from reference_impl.clock import ManualClock

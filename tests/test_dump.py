@@ -13,7 +13,8 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli, index
+from klogspec import cli
+from reference_impl import index
 from reference_impl.checkpoints import (
     EpochEntry,
     PartitionMetadata,
@@ -530,7 +531,7 @@ def test_exit_statuses(tmp_path, segment):
 
 
 def test_progress_bar_for_large_files(segment, monkeypatch):
-    from reference_impl import cli_progress
+    import klogspec.progress as cli_progress
 
     monkeypatch.setattr(cli_progress, "PROGRESS_THRESHOLD", 100)
     assert run_json(segment) == run_json(segment)  # the bar goes to stderr, stdout unchanged

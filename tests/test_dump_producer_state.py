@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli
+from klogspec import cli
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
 from reference_impl.loader import LoadOptions

@@ -3,9 +3,12 @@
 Every import statement is an edge: at module level, under ``if TYPE_CHECKING:`` and inside
 functions alike, since a reader has to follow each of them. The rules:
 
-* ``reference_impl`` imports no other first-party package (not the suite, the pipeline or
-  the Kaitai parsers, which are an independent reading of the formats);
-* ``conformance`` and ``pipeline`` import the reference, never each other;
+* ``reference_impl`` is the log and nothing else: it imports no other first-party package
+  (not the tools, the suite, the pipeline or the Kaitai parsers, which are an independent
+  reading of the formats) and nothing that prints or parses a command line;
+* ``klogspec``, the tools, is built on ``reference_impl`` and imports nothing else of ours
+  (``conformance`` and ``pipeline`` add their commands through entry points, not imports);
+* ``conformance`` and ``pipeline`` import the log or the tools, never each other;
 * no import cycle anywhere among them.
 """
 
@@ -18,15 +21,18 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-PACKAGES = ("reference_impl", "conformance", "pipeline")
+PACKAGES = ("reference_impl", "klogspec", "conformance", "pipeline")
 
 # package -> the first-party packages it may import (itself always)
 ALLOWED = {
     "reference_impl": set(),
-    "conformance": {"reference_impl"},
-    "pipeline": {"reference_impl"},
+    "klogspec": {"reference_impl"},
+    "conformance": {"reference_impl", "klogspec"},
+    "pipeline": {"reference_impl", "klogspec"},
 }
 FIRST_PARTY = {*PACKAGES, "kaitai", "tests", "benchmarks"}
+# third-party imports a package must not make: the log neither prints nor parses argv
+FORBIDDEN_THIRD_PARTY = {"reference_impl": {"click", "rich"}}
 
 
 def module_name(path: Path, root: Path) -> str:
@@ -144,7 +150,7 @@ def graph():
 
 
 def test_imports_point_one_way(graph):
-    """reference_impl <- conformance, pipeline; never the reverse, nor sideways."""
+    """reference_impl <- klogspec <- conformance, pipeline; never the reverse, nor sideways."""
     edges, _ = graph
     assert wrong_way(edges, ALLOWED) == []
 
@@ -153,6 +159,16 @@ def test_no_import_cycle(graph):
     """No cycle among the modules of the project, TYPE_CHECKING and function imports included."""
     edges, _ = graph
     assert cycles(edges) == []
+
+
+def test_the_log_does_not_print_or_parse_argv(graph):
+    _, external = graph
+    found = [
+        f"{module} imports {name}"
+        for module, names in sorted(external.items())
+        for name in sorted(names & FORBIDDEN_THIRD_PARTY.get(module.split(".")[0], set()))
+    ]
+    assert found == []
 
 
 def _write(root: Path, files: dict[str, str]) -> None:

@@ -20,7 +20,12 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from reference_impl import cli
+from klogspec import cli
+from klogspec.verify.cli import verify as verify_command
+from klogspec.verify.findings import Finding, Severity, rule_for_error
+from klogspec.verify.partition import partition_files, verify_partition
+from klogspec.verify.run import VerifyStats, discover, verify_paths
+from klogspec.verify.segment import SegmentFiles, verify_segment
 from reference_impl.checkpoints import (
     EpochEntry,
     PartitionMetadata,
@@ -54,11 +59,6 @@ from reference_impl.records import (
 )
 from reference_impl.records.batch import set_base_offset
 from reference_impl.records.checksums import crc32c
-from reference_impl.verify import Finding, Severity, rule_for_error
-from reference_impl.verify_cli import verify as verify_command
-from reference_impl.verify_partition import partition_files, verify_partition
-from reference_impl.verify_run import VerifyStats, discover, verify_paths
-from reference_impl.verify_segment import SegmentFiles, verify_segment
 
 req = pytest.mark.req
 REQUIREMENTS = Path(__file__).parent.parent / "spec" / "requirements.yaml"
@@ -707,7 +707,7 @@ def test_findings_per_rule_are_capped(log_dir, partition):
 def test_the_command_is_registered_as_a_plugin():
     pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     declared = pyproject["project"]["entry-points"][cli.COMMAND_GROUP]
-    assert declared["verify"] == "reference_impl.verify_cli:verify"
+    assert declared["verify"] == "klogspec.verify.cli:verify"
     installed = {ep.name: ep.value for ep in entry_points(group=cli.COMMAND_GROUP)}
     if "verify" not in installed:
         pytest.skip("the installed metadata predates verify: run pip install -e .")
@@ -747,7 +747,7 @@ def test_an_unreadable_file_is_exit_status_2(log_dir, partition, monkeypatch):
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("reference_impl.verify_segment.open", refuse, raising=False)
+    monkeypatch.setattr("klogspec.verify.segment.open", refuse, raising=False)
     result = run(log_dir, expect=2)
     assert "Permission denied" in result.output
 

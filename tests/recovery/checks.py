@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from klogspec.verify.findings import Severity
+from klogspec.verify.run import verify_paths
 from reference_impl import checkpoint_files as ckpt
 from reference_impl.clock import ManualClock
 from reference_impl.config import LogConfig
 from reference_impl.load_events import LoadObserver, Reason
 from reference_impl.log import Log
 from reference_impl.records import SimpleRecord, build_record_batch, iter_batches
-from reference_impl.verify import Severity
-from reference_impl.verify_run import verify_paths
 
 from .fault_fs import Snapshot, materialize
 from .support import MOCK_TIME_START, PARTITION, TOPIC, open_log, partition_dir

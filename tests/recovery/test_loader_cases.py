@@ -101,8 +101,8 @@ def test_offsets_that_go_back_empty_the_segment(tmp_path, clock):
 def test_what_recovery_does_not_see(tmp_path, clock):
     """baseOffset and partitionLeaderEpoch are outside the CRC: a changed base offset that no
     index entry meets stays (verify reports it, FRAME-13); a larger epoch enters the cache."""
+    from klogspec.verify.run import verify_paths
     from reference_impl.records.batch import set_base_offset, set_partition_leader_epoch
-    from reference_impl.verify_run import verify_paths
 
     log = crashed_log(
         tmp_path, clock, config=small_config(segment_bytes=250, index_interval_bytes=10**6)
@@ -126,7 +126,7 @@ def test_zeros_after_a_clean_shutdown(tmp_path, clock, zeros):
     """A clean load reads the last segment's batches for its next offset but recovers
     nothing: 17 zero bytes or fewer end the scan quietly, more fail the load
     (``invalid_batch_size``), as in Kafka; ``klogspec recover`` cuts them."""
-    from reference_impl.recover_cli import recover_partition
+    from klogspec.recover.cli import recover_partition
 
     log = open_log(tmp_path, clock, small_config(), clean=None)
     for i in range(3):

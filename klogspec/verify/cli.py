@@ -1,5 +1,5 @@
 """``klogspec verify DIR...``: check partition directories, log directories or trees of them
-(registered under the ``klogspec.commands`` entry points, see cli.py).
+(registered under the ``klogspec.commands`` entry points, see klogspec/cli.py).
 
 Findings are printed as JSON Lines with ``--json`` (one object per finding with exactly
 ``rule, severity, file, position, offset, message``, then one ``{"type": "summary", ...}``
@@ -20,10 +20,10 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from .cli import EXIT_USAGE, json_option
-from .cli_progress import ByteProgress
-from .verify import Finding, Severity, exit_status
-from .verify_run import VerifyStats, discover, local_verifier, verify_plan
+from ..cli import EXIT_USAGE, json_option
+from ..progress import ByteProgress
+from .findings import Finding, Severity, exit_status
+from .run import VerifyStats, discover, local_verifier, verify_plan
 
 _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "cyan"}
 

@@ -13,9 +13,9 @@ ERR-3, ERR-4). Severities:
 * ``info``: worth knowing and normal (an unflushed tail, a compacted gap, a clean-shutdown
   marker).
 
-The checks live in verify_segment.py (one segment: its ``.log`` and indexes) and
-verify_partition.py (a partition directory and its log directory's checkpoints); the
-walk over directories that runs both is verify_run.py. Readers raise errors with
+The checks live in segment.py (one segment: its ``.log`` and indexes) and
+partition.py (a partition directory and its log directory's checkpoints); the
+walk over directories that runs both is run.py. Readers raise errors with
 categories, not requirement IDs: ``rule_for_error`` maps them back.
 """
 
@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from .errors import Category, KafkaLogError
+from reference_impl.errors import Category, KafkaLogError
 
 MAX_FINDINGS_PER_RULE = 100  # per file: a wrecked 10 MiB index must not give a million rows
 

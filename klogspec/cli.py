@@ -1,9 +1,9 @@
 """The ``klogspec`` command line (DESIGN.md §4).
 
-Every command takes ``--json`` and shares the exit statuses below. Commands that
-live outside ``reference_impl`` (conformance, scan, golden...) register under the
-entry-point group ``klogspec.commands`` and are imported only when invoked, so
-``reference_impl`` never imports ``conformance`` or ``pipeline`` and ``klogspec
+Every command takes ``--json`` and shares the exit statuses below. The tools' own
+commands (verify, recover) and those of other packages (conformance, scan, golden...)
+register under the entry-point group ``klogspec.commands`` and are imported only when
+invoked, so ``klogspec`` never imports ``conformance`` or ``pipeline`` and ``klogspec
 dump`` does not pay for Spark.
 
 Exit statuses: 0 clean; 1 findings (a file had errors, CRC failures, index
@@ -21,8 +21,8 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from .cli_progress import ByteProgress
 from .dump import DumpOptions, FileDump, dump_paths
+from .progress import ByteProgress
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1

@@ -3,7 +3,7 @@
 ``scan_recovery`` walks a ``.log`` as LogSegment.recover does (segment_recovery.py) and
 says where it would cut the file, which index entries it would write and which leader
 epochs it would learn, reading the file once and writing nothing. ``klogspec recover
---dry-run`` plans with it (recover_plan.py); the tests check each plan against what the
+--dry-run`` plans with it (plan.py); the tests check each plan against what the
 loader then does.
 """
 
@@ -13,9 +13,9 @@ import os
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .constants import INT32_MAX
-from .errors import CorruptRecordError, KafkaLogError
-from .index import (
+from reference_impl.constants import INT32_MAX
+from reference_impl.errors import CorruptRecordError, KafkaLogError
+from reference_impl.index import (
     OFFSET_INDEX_ENTRY_SIZE,
     TIME_INDEX_ENTRY_SIZE,
     OffsetPosition,
@@ -23,9 +23,9 @@ from .index import (
     iter_offset_index,
     iter_time_index,
 )
-from .records import iter_file_batches
-from .records.record import NO_TIMESTAMP
-from .segment_recovery import PARTIAL_BATCH, ZERO_TAIL
+from reference_impl.records import iter_file_batches
+from reference_impl.records.record import NO_TIMESTAMP
+from reference_impl.segment_recovery import PARTIAL_BATCH, ZERO_TAIL
 
 _CHUNK = 1 << 20
 

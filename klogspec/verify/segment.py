@@ -20,17 +20,18 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from .errors import Category, KafkaLogError
-from .records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
-from .verify import Finding, Findings, Severity
-from .verify_index import (
+from reference_impl.errors import Category, KafkaLogError
+from reference_impl.records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
+
+from ..walk import EntryWalk, header_problem, offset_field
+from .findings import Finding, Findings, Severity
+from .index import (
     OffsetIndexCheck,
     TimeIndexCheck,
     TxnIndexCheck,
     missing_marker_entry,
     read_index,
 )
-from .walk import EntryWalk, header_problem, offset_field
 
 ZERO_CHECK_CHUNK = 1 << 20
 PROGRESS_STEP = 4 << 20  # report scanned bytes to the progress callback this often

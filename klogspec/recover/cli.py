@@ -1,7 +1,7 @@
 """``klogspec recover DIR...``: recover partition directories as a broker's next start after a
-crash would, keeping what it removes (registered under ``klogspec.commands``, see cli.py).
+crash would, keeping what it removes (registered under ``klogspec.commands``, see klogspec/cli.py).
 
-For each partition: plan the load (recover_plan.py); with ``--dry-run``, or when the plan
+For each partition: plan the load (plan.py); with ``--dry-run``, or when the plan
 changes nothing, stop there; otherwise load it with the reference loader as after an
 unclean shutdown (every segment from the recovery point on is checked, LOAD-16's index
 check on), every removed byte moved to the quarantine folder first (quarantine.py, unless
@@ -25,16 +25,17 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from .cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, json_option
-from .clock import SystemClock
-from .config import LogConfig
-from .errors import KafkaLogError
-from .files import DELETE_DIR_SUFFIX, parse_partition_dir_name
-from .load_events import LoadEvent
-from .loader import LoadOptions
-from .log import Log
+from reference_impl.clock import SystemClock
+from reference_impl.config import LogConfig
+from reference_impl.errors import KafkaLogError
+from reference_impl.files import DELETE_DIR_SUFFIX, parse_partition_dir_name
+from reference_impl.load_events import LoadEvent
+from reference_impl.loader import LoadOptions
+from reference_impl.log import Log
+
+from ..cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, json_option
+from .plan import PlanError, RecoveryPlan, plan_recovery
 from .quarantine import Quarantine
-from .recover_plan import PlanError, RecoveryPlan, plan_recovery
 
 METADATA_TOPIC = "__cluster_metadata"  # loaded by KafkaMetadataLog, not LogManager
 

@@ -24,8 +24,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import checkpoints, index
-from .errors import (
+from reference_impl import checkpoints, index
+from reference_impl.errors import (
     Category,
     CorruptIndexError,
     CorruptRecordError,
@@ -33,11 +33,12 @@ from .errors import (
     InvalidFileNameError,
     KafkaLogError,
 )
-from .files import FileInfo, FileKind, classify
-from .producer_snapshot import read_snapshot, snapshot_trailing_bytes
-from .records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
-from .records.control import CONTROL_KEY, parse_control_key
-from .walk import EntryWalk, header_problem, path_order
+from reference_impl.files import FileInfo, FileKind, classify
+from reference_impl.producer_snapshot import read_snapshot, snapshot_trailing_bytes
+from reference_impl.records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
+from reference_impl.records.control import CONTROL_KEY, parse_control_key
+
+from ..walk import EntryWalk, header_problem, path_order
 
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
 

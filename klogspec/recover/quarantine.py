@@ -25,11 +25,12 @@ import shutil
 import time
 from pathlib import Path
 
-from .checkpoint_files import fsync_dir, write_atomically
-from .files import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
-from .load_events import LoadObserver, Reason
-from .recover_scan import claimed_offsets
-from .segment_recovery import ZERO_TAIL
+from reference_impl.checkpoint_files import fsync_dir, write_atomically
+from reference_impl.files import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
+from reference_impl.load_events import LoadObserver, Reason
+from reference_impl.segment_recovery import ZERO_TAIL
+
+from .scan import claimed_offsets
 
 QUARANTINE_DIR = ".klogspec-quarantine"
 MANIFEST = "manifest.json"

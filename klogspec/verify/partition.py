@@ -4,7 +4,7 @@ partition-directory.md, checkpoint-files.md, file-naming.md, producer-snapshot.m
 ``partition_files`` sorts a partition directory's files into segments and the rest
 (plain paths, picklable); ``read_log_dir`` reads a log directory's checkpoints into a
 ``LogDirState``; ``verify_partition`` then checks the partition from its files, the
-``SegmentSummary`` of each segment (verify_segment.py, possibly computed elsewhere) and
+``SegmentSummary`` of each segment (segment.py, possibly computed elsewhere) and
 that state. Only the small files (checkpoints, snapshots, ``partition.metadata``) are
 read here.
 """
@@ -16,12 +16,13 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import checkpoints
-from .errors import KafkaLogError
-from .files import FileKind, classify, parse_partition_dir_name
-from .producer_snapshot import read_snapshot, snapshot_trailing_bytes
-from .verify import Finding, Findings, Severity
-from .verify_segment import SegmentFiles, SegmentSummary
+from reference_impl import checkpoints
+from reference_impl.errors import KafkaLogError
+from reference_impl.files import FileKind, classify, parse_partition_dir_name
+from reference_impl.producer_snapshot import read_snapshot, snapshot_trailing_bytes
+
+from .findings import Finding, Findings, Severity
+from .segment import SegmentFiles, SegmentSummary
 
 # Topics Kafka always creates with cleanup.policy=compact: gaps in them are compaction's
 COMPACTED_TOPICS = frozenset({"__consumer_offsets", "__transaction_state"})

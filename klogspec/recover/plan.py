@@ -3,9 +3,9 @@ partition directory, worked out without changing it (spec/behaviour/recovery.md 
 
 ``plan_recovery`` follows the loader's steps (loader.py, swap_files.py) on a picture of
 the directory's files, scanning each ``.log`` the loader would recover with
-recover_scan.py. It gives the actions in the order the loader takes them, each with the
+scan.py. It gives the actions in the order the loader takes them, each with the
 file, the bytes and the offsets it affects. ``--dry-run`` prints the plan; a real run
-prints it too, after checking that the loader did exactly that (recover_cli.py).
+prints it too, after checking that the loader did exactly that (cli.py).
 """
 
 from __future__ import annotations
@@ -13,17 +13,17 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .checkpoint_files import (
+from reference_impl.checkpoint_files import (
     LEADER_EPOCH_CHECKPOINT,
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     read_offsets_or_empty,
 )
-from .checkpoints import EpochEntry, read_leader_epoch_checkpoint
-from .config import LogConfig
-from .constants import LONG_MAX, LONG_MIN
-from .errors import CorruptIndexError, KafkaLogError
-from .files import (
+from reference_impl.checkpoints import EpochEntry, read_leader_epoch_checkpoint
+from reference_impl.config import LogConfig
+from reference_impl.constants import LONG_MAX, LONG_MIN
+from reference_impl.errors import CorruptIndexError, KafkaLogError
+from reference_impl.files import (
     CLEANED_FILE_SUFFIX,
     DELETE_DIR_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -39,9 +39,14 @@ from .files import (
     time_index_file_name,
     txn_index_file_name,
 )
-from .index import sanity_check_offset_index, sanity_check_time_index, sanity_check_txn_index
-from .load_events import Reason
-from .recover_scan import (
+from reference_impl.index import (
+    sanity_check_offset_index,
+    sanity_check_time_index,
+    sanity_check_txn_index,
+)
+from reference_impl.load_events import Reason
+
+from .scan import (
     claimed_offsets,
     existing_index_entries,
     next_offset_by_framing,

@@ -15,7 +15,7 @@ import os
 from array import array
 from dataclasses import dataclass, field
 
-from .index import (
+from reference_impl.index import (
     ABORTED_TXN,
     ABORTED_TXN_SIZE,
     OFFSET_INDEX_ENTRY,
@@ -23,7 +23,8 @@ from .index import (
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
 )
-from .verify import Findings, Severity
+
+from .findings import Findings, Severity
 
 CHUNK_SLOTS = 1 << 16  # entries read per chunk
 

@@ -2,8 +2,8 @@
 
 ``discover`` turns paths (partition directories, log directories, or trees holding log
 directories) into ``LogDirPlan``s of plain paths. ``verify_plan`` yields a plan's findings:
-the log directory's, then for each partition its segments' (verify_segment.py) and its own
-(verify_partition.py). It takes the per-segment function as an argument, so
+the log directory's, then for each partition its segments' (segment.py) and its own
+(partition.py). It takes the per-segment function as an argument, so
 ``klogspec verify`` runs verify_segment in turn while ``klogspec scan`` runs it on Spark
 executors and hands the results back: one code path, the same findings in the same order.
 """
@@ -15,10 +15,12 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import KafkaLogError
-from .files import FileKind, classify, parse_partition_dir_name
-from .verify import Finding, Findings, Severity
-from .verify_partition import (
+from reference_impl.errors import KafkaLogError
+from reference_impl.files import FileKind, classify, parse_partition_dir_name
+
+from ..walk import path_order
+from .findings import Finding, Findings, Severity
+from .partition import (
     REMOTE_INDEX_CACHE,
     PartitionFiles,
     looks_like_partition_file,
@@ -26,8 +28,7 @@ from .verify_partition import (
     read_log_dir,
     verify_partition,
 )
-from .verify_segment import SegmentFiles, SegmentResult, verify_segment
-from .walk import path_order
+from .segment import SegmentFiles, SegmentResult, verify_segment
 
 LOG_DIR_ROOT_KINDS = frozenset({
     FileKind.META_PROPERTIES, FileKind.RECOVERY_POINT_CHECKPOINT,

@@ -18,10 +18,10 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO
 
-from .errors import KafkaLogError
-from .files import FileKind, classify, parse_partition_dir_name
-from .records import Batch, iter_file_batches
-from .records.stream import MIN_ENTRY_SIZE, offset_range_problem
+from reference_impl.errors import KafkaLogError
+from reference_impl.files import FileKind, classify, parse_partition_dir_name
+from reference_impl.records import Batch, iter_file_batches
+from reference_impl.records.stream import MIN_ENTRY_SIZE, offset_range_problem
 
 _FRAME = struct.Struct(">qi")  # offset, size: enough to step over a well-framed bad entry
 SEGMENT_FILE_ORDER = [
