@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     encode_offset_index_entry,

@@ -15,9 +15,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from reference_impl.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from reference_impl.errors import KafkaLogError
-from reference_impl.index import (
+from reference_impl.formats.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     lookup_offset,
@@ -27,7 +27,7 @@ from reference_impl.index import (
     read_txn_index,
     until_stop,
 )
-from reference_impl.producer_snapshot import read_snapshot
+from reference_impl.formats.producer_snapshot import read_snapshot
 from reference_impl.records import iter_batches
 
 INT32_MAX = 2**31 - 1

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import parse_partition_dir_name
+from reference_impl.formats.file_naming import parse_partition_dir_name
 from reference_impl.records import iter_batches
 
 from . import disk

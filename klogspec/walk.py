@@ -19,7 +19,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import FileKind, classify, parse_partition_dir_name
+from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 from reference_impl.records import Batch, iter_file_batches
 from reference_impl.records.stream import MIN_ENTRY_SIZE, offset_range_problem
 

@@ -13,9 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
+import reference_impl.formats.index_entries as index
 from klogspec import cli
-from reference_impl import index
-from reference_impl.checkpoints import (
+from reference_impl.formats.checkpoints import (
     EpochEntry,
     PartitionMetadata,
     TopicPartitionOffset,
@@ -24,8 +24,8 @@ from reference_impl.checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
-from reference_impl.index import AbortedTxn, OffsetPosition, TimestampOffset
-from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.formats.index_entries import AbortedTxn, OffsetPosition, TimestampOffset
+from reference_impl.formats.producer_snapshot import ProducerSnapshotEntry, write_snapshot
 from reference_impl.records import (
     Compression,
     ControlRecordType,

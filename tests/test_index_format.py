@@ -1,4 +1,4 @@
-"""Index file formats: reference_impl/index.py against Kafka's OffsetIndexTest, TimeIndexTest
+"""Index file formats: reference_impl/formats/index_entries.py against Kafka's OffsetIndexTest, TimeIndexTest
 and TransactionIndexTest format cases (entry serde, sanity checks, zero-slot counting on
 reopen, the txn version quirk), DumpLogSegments' stop rule and cross-checks, and the corpus."""
 
@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import index
+import reference_impl.formats.index_entries as index
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
-from reference_impl.files import FileKind, classify
-from reference_impl.index import (
+from reference_impl.formats.file_naming import FileKind, classify
+from reference_impl.formats.index_entries import (
     AbortedTxn,
     BatchSpan,
     OffsetPosition,

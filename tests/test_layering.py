@@ -9,6 +9,10 @@ functions alike, since a reader has to follow each of them. The rules:
 * ``klogspec``, the tools, is built on ``reference_impl`` and imports nothing else of ours
   (``conformance`` and ``pipeline`` add their commands through entry points, not imports);
 * ``conformance`` and ``pipeline`` import the log or the tools, never each other;
+* inside ``reference_impl``, layers from the bottom: ``errors`` and ``constants``; then
+  ``records/`` (bytes of batches); then ``formats/`` (the other files, as codecs); then
+  ``log/`` (the log, on files); a module imports only its own layer and those below, and
+  only the package root, which re-exports the public API, may import everything;
 * no import cycle anywhere among them.
 """
 
@@ -31,6 +35,15 @@ ALLOWED = {
     "pipeline": {"reference_impl", "klogspec"},
 }
 FIRST_PARTY = {*PACKAGES, "kaitai", "tests", "benchmarks"}
+# reference_impl's layers, bottom up (longest prefix wins)
+LAYERS = {
+    "reference_impl.errors": 0,
+    "reference_impl.constants": 0,
+    "reference_impl.records": 1,
+    "reference_impl.formats": 2,
+    "reference_impl.log": 3,
+    "reference_impl": 4,
+}
 # third-party imports a package must not make: the log neither prints nor parses argv
 FORBIDDEN_THIRD_PARTY = {"reference_impl": {"click", "rich"}}
 
@@ -108,6 +121,29 @@ def wrong_way(edges, allowed) -> list[str]:
     return found
 
 
+def layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        layer = LAYERS.get(".".join(parts[:end]))
+        if layer is not None:
+            return layer
+    return None
+
+
+def downward(edges) -> list[str]:
+    """Imports inside reference_impl that reach up a layer."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        here = layer_of(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = layer_of(target)
+            if there is not None and there > here:
+                found.append(f"{module} (layer {here}) imports {target} (layer {there})")
+    return found
+
+
 def cycles(edges) -> list[list[str]]:
     """The strongly connected components of more than one module (or a module importing
     itself), each sorted: Tarjan's algorithm."""
@@ -155,6 +191,12 @@ def test_imports_point_one_way(graph):
     assert wrong_way(edges, ALLOWED) == []
 
 
+def test_the_log_is_built_bottom_up(graph):
+    """errors, constants <- records <- formats <- log <- the package root."""
+    edges, _ = graph
+    assert downward(edges) == []
+
+
 def test_no_import_cycle(graph):
     """No cycle among the modules of the project, TYPE_CHECKING and function imports included."""
     edges, _ = graph
@@ -197,3 +239,20 @@ def test_the_checks_find_cycles_and_wrong_way_imports(tmp_path):
     assert edges["reference_impl.b"] == {"reference_impl.a"}
     assert cycles(edges) == [["reference_impl.a", "reference_impl.b"]]
     assert wrong_way(edges, ALLOWED) == ["reference_impl.c imports conformance.x"]
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "reference_impl/__init__.py": "",
+            "reference_impl/records/__init__.py": "",
+            "reference_impl/records/batch.py": "from ..log.segment import LogSegment\n",
+            "reference_impl/log/__init__.py": "",
+            "reference_impl/log/segment.py": "from ..records.batch import X\n",
+        },
+    )
+    edges, _ = import_graph(tmp_path, ("reference_impl",))
+    assert downward(edges) == [
+        "reference_impl.records.batch (layer 1) imports reference_impl.log.segment (layer 3)"
+    ]

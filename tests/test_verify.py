@@ -26,7 +26,8 @@ from klogspec.verify.findings import Finding, Severity, rule_for_error
 from klogspec.verify.partition import partition_files, verify_partition
 from klogspec.verify.run import VerifyStats, discover, verify_paths
 from klogspec.verify.segment import SegmentFiles, verify_segment
-from reference_impl.checkpoints import (
+from reference_impl.errors import Category, CorruptRecordError
+from reference_impl.formats.checkpoints import (
     EpochEntry,
     PartitionMetadata,
     TopicPartitionOffset,
@@ -35,10 +36,7 @@ from reference_impl.checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.errors import Category, CorruptRecordError
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     AbortedTxn,
     OffsetPosition,
     TimestampOffset,
@@ -46,8 +44,10 @@ from reference_impl.index import (
     encode_offset_index_entry,
     encode_time_index_entry,
 )
-from reference_impl.log import Log
-from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.formats.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
     ControlRecordType,

@@ -6,13 +6,16 @@ from __future__ import annotations
 import dataclasses
 import struct
 
-from reference_impl import (
+import reference_impl.formats.file_naming as naming
+import reference_impl.log.unified_log as log
+from reference_impl.errors import Category, KafkaLogError, LogOperationError
+from reference_impl.formats.index_entries import AbortedTxn, TimestampOffset
+from reference_impl.log import (
     clean_shutdown,
     file_records,
     leader_epoch,
     loader,
     local_log,
-    log,
     log_validator,
     producer_state,
     producer_state_manager,
@@ -21,10 +24,7 @@ from reference_impl import (
     segment,
     time_index,
 )
-from reference_impl import files as naming
-from reference_impl.errors import Category, KafkaLogError, LogOperationError
-from reference_impl.fetch import FetchDataInfo
-from reference_impl.index import AbortedTxn, TimestampOffset
+from reference_impl.log.fetch import FetchDataInfo
 
 from .mutant import Mutant
 
@@ -145,7 +145,7 @@ def _read_with(**override):
 
 
 def _write_checkpoints_without_log_start(self):
-    from reference_impl import checkpoint_files as ckpt
+    from reference_impl.log import checkpoint_files as ckpt
 
     root = self.dir.parent
     ckpt.update_offset(

@@ -24,7 +24,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl import checkpoints, index
+import reference_impl.formats.index_entries as index
 from reference_impl.errors import (
     Category,
     CorruptIndexError,
@@ -33,8 +33,9 @@ from reference_impl.errors import (
     InvalidFileNameError,
     KafkaLogError,
 )
-from reference_impl.files import FileInfo, FileKind, classify
-from reference_impl.producer_snapshot import read_snapshot, snapshot_trailing_bytes
+from reference_impl.formats import checkpoints
+from reference_impl.formats.file_naming import FileInfo, FileKind, classify
+from reference_impl.formats.producer_snapshot import read_snapshot, snapshot_trailing_bytes
 from reference_impl.records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 

@@ -25,13 +25,13 @@ import click
 from rich.console import Console
 from rich.markup import escape
 
-from reference_impl.clock import SystemClock
-from reference_impl.config import LogConfig
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import DELETE_DIR_SUFFIX, parse_partition_dir_name
-from reference_impl.load_events import LoadEvent
-from reference_impl.loader import LoadOptions
-from reference_impl.log import Log
+from reference_impl.formats.file_naming import DELETE_DIR_SUFFIX, parse_partition_dir_name
+from reference_impl.log.clock import SystemClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.load_events import LoadEvent
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.unified_log import Log
 
 from ..cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, json_option
 from .plan import PlanError, RecoveryPlan, plan_recovery

@@ -13,17 +13,10 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl.checkpoint_files import (
-    LEADER_EPOCH_CHECKPOINT,
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_CHECKPOINT,
-    read_offsets_or_empty,
-)
-from reference_impl.checkpoints import EpochEntry, read_leader_epoch_checkpoint
-from reference_impl.config import LogConfig
 from reference_impl.constants import LONG_MAX, LONG_MIN
 from reference_impl.errors import CorruptIndexError, KafkaLogError
-from reference_impl.files import (
+from reference_impl.formats.checkpoints import EpochEntry, read_leader_epoch_checkpoint
+from reference_impl.formats.file_naming import (
     CLEANED_FILE_SUFFIX,
     DELETE_DIR_SUFFIX,
     DELETED_FILE_SUFFIX,
@@ -39,12 +32,19 @@ from reference_impl.files import (
     time_index_file_name,
     txn_index_file_name,
 )
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     sanity_check_offset_index,
     sanity_check_time_index,
     sanity_check_txn_index,
 )
-from reference_impl.load_events import Reason
+from reference_impl.log.checkpoint_files import (
+    LEADER_EPOCH_CHECKPOINT,
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    read_offsets_or_empty,
+)
+from reference_impl.log.config import LogConfig
+from reference_impl.log.load_events import Reason
 
 from .scan import (
     claimed_offsets,

@@ -25,10 +25,10 @@ import shutil
 import time
 from pathlib import Path
 
-from reference_impl.checkpoint_files import fsync_dir, write_atomically
-from reference_impl.files import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
-from reference_impl.load_events import LoadObserver, Reason
-from reference_impl.segment_recovery import ZERO_TAIL
+from reference_impl.formats.file_naming import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
+from reference_impl.log.checkpoint_files import fsync_dir, write_atomically
+from reference_impl.log.load_events import LoadObserver, Reason
+from reference_impl.log.segment_recovery import ZERO_TAIL
 
 from .scan import claimed_offsets
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 from reference_impl.constants import INT32_MAX
 from reference_impl.errors import CorruptRecordError, KafkaLogError
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     OFFSET_INDEX_ENTRY_SIZE,
     TIME_INDEX_ENTRY_SIZE,
     OffsetPosition,
@@ -23,9 +23,9 @@ from reference_impl.index import (
     iter_offset_index,
     iter_time_index,
 )
+from reference_impl.log.segment_recovery import PARTIAL_BATCH, ZERO_TAIL
 from reference_impl.records import iter_file_batches
 from reference_impl.records.record import NO_TIMESTAMP
-from reference_impl.segment_recovery import PARTIAL_BATCH, ZERO_TAIL
 
 _CHUNK = 1 << 20
 

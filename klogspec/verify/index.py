@@ -15,7 +15,7 @@ import os
 from array import array
 from dataclasses import dataclass, field
 
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     ABORTED_TXN,
     ABORTED_TXN_SIZE,
     OFFSET_INDEX_ENTRY,

@@ -16,10 +16,10 @@ from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl import checkpoints
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import FileKind, classify, parse_partition_dir_name
-from reference_impl.producer_snapshot import read_snapshot, snapshot_trailing_bytes
+from reference_impl.formats import checkpoints
+from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
+from reference_impl.formats.producer_snapshot import read_snapshot, snapshot_trailing_bytes
 
 from .findings import Finding, Findings, Severity
 from .segment import SegmentFiles, SegmentSummary

@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import FileKind, classify, parse_partition_dir_name
+from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 
 from ..walk import path_order
 from .findings import Finding, Findings, Severity

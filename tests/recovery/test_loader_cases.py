@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.file_records import FileRecords
-from reference_impl.files import (
+from reference_impl.formats.file_naming import (
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.load_events import LoadObserver, Reason
+from reference_impl.log.config import LogConfig
+from reference_impl.log.file_records import FileRecords
+from reference_impl.log.load_events import LoadObserver, Reason
 from reference_impl.records import iter_batches
 
 from .support import (
@@ -53,8 +53,8 @@ def test_checkpoints_that_do_not_parse_read_as_zero(tmp_path, clock):
 
 @pytest.mark.req("LOAD-15", "RECOV-4")
 def test_corrupt_transaction_index_recovers_the_segment(tmp_path, clock):
-    from reference_impl.files import txn_index_file_name
-    from reference_impl.index import AbortedTxn, encode_aborted_txn
+    from reference_impl.formats.file_naming import txn_index_file_name
+    from reference_impl.formats.index_entries import AbortedTxn, encode_aborted_txn
 
     log = crashed_log(tmp_path, clock)
     base = log.log_segments()[1].base_offset

@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from pathlib import Path
 
-from .files import (
+from ..formats.file_naming import (
     DELETED_FILE_SUFFIX,
     log_file_name,
     offset_index_file_name,

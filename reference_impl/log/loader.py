@@ -26,18 +26,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from .checkpoint_files import (
-    LOG_START_OFFSET_CHECKPOINT,
-    RECOVERY_POINT_CHECKPOINT,
-    read_offsets_or_empty,
-)
-from .clock import Clock
-from .config import LogConfig
-from .constants import LONG_MAX
-from .deletion import delete_segment_files
-from .errors import Category, CorruptIndexError, InvalidFileNameError, KafkaLogError
-from .fetch import LogOffsetMetadata
-from .files import (
+from ..constants import LONG_MAX
+from ..errors import Category, CorruptIndexError, InvalidFileNameError, KafkaLogError
+from ..formats.file_naming import (
     DELETE_DIR_SUFFIX,
     FileKind,
     classify,
@@ -45,6 +36,15 @@ from .files import (
     parse_partition_dir_name,
     time_index_file_name,
 )
+from .checkpoint_files import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+    read_offsets_or_empty,
+)
+from .clock import Clock
+from .config import LogConfig
+from .deletion import delete_segment_files
+from .fetch import LogOffsetMetadata
 from .leader_epoch import LeaderEpochFileCache
 from .load_events import LoadObserver, Reason
 from .log_segments import LogSegments

@@ -10,7 +10,7 @@ from __future__ import annotations
 import bisect
 from collections.abc import Callable, Iterator
 
-from .errors import InvalidArgumentError
+from ..errors import InvalidArgumentError
 from .segment import LogSegment
 
 

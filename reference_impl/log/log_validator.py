@@ -24,17 +24,17 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
-from .constants import UNKNOWN_OFFSET
-from .errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
-from .records import Batch, Compression, TimestampType
-from .records.batch import (
+from ..constants import UNKNOWN_OFFSET
+from ..errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
+from ..records import Batch, Compression, TimestampType
+from ..records.batch import (
     LOG_OVERHEAD,
     set_base_offset,
     set_max_timestamp,
     set_partition_leader_epoch,
 )
-from .records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from .records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
+from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from ..records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
 
 MAX_CODEC_ID = 4  # zstd; ids 5 to 7 name no codec
 _PREFIX = struct.Struct(">qi")

@@ -22,9 +22,9 @@ import struct
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .errors import CorruptSnapshotError
-from .records.checksums import crc32c
-from .records.record import decrement_sequence
+from ..errors import CorruptSnapshotError
+from ..records.checksums import crc32c
+from ..records.record import decrement_sequence
 
 SNAPSHOT_HEADER = struct.Struct(">hIi")  # version, crc, entryCount
 SNAPSHOT_ENTRY = struct.Struct(">qhiqiqiq")

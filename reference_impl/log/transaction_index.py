@@ -16,8 +16,8 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .errors import InvalidArgumentError
-from .index import (
+from ..errors import InvalidArgumentError
+from ..formats.index_entries import (
     ABORTED_TXN_SIZE,
     AbortedTxn,
     decode_aborted_txn,

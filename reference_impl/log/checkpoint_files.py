@@ -1,4 +1,4 @@
-"""Checkpoint files on disk: the thin filesystem layer over checkpoints.py (spec/behaviour/checkpoints.md).
+"""Checkpoint files on disk: the thin filesystem layer over formats/checkpoints.py (spec/behaviour/checkpoints.md).
 
 Kafka writes every checkpoint the same way [server-common/.../CheckpointFile.java,
 PartitionMetadataFile.java]: the bytes go to ``<file>.tmp``, which is fsynced and
@@ -13,7 +13,8 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .checkpoints import (
+from ..errors import Category, CorruptCheckpointError, LogOperationError
+from ..formats.checkpoints import (
     PartitionMetadata,
     TopicPartitionOffset,
     read_offset_checkpoint,
@@ -21,7 +22,6 @@ from .checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
-from .errors import Category, CorruptCheckpointError, LogOperationError
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"

@@ -21,7 +21,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from .errors import Category, LogOperationError
+from ..errors import Category, LogOperationError
 from .segment import LogSegment
 
 Predicate = Callable[[LogSegment, LogSegment | None], bool]

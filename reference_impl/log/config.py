@@ -11,9 +11,9 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, fields
 
-from .constants import LONG_MAX
-from .records.compression import DEFAULT_MAX_MESSAGE_BYTES
-from .records.record import TimestampType
+from ..constants import LONG_MAX
+from ..records.compression import DEFAULT_MAX_MESSAGE_BYTES
+from ..records.record import TimestampType
 
 
 @dataclass(frozen=True)

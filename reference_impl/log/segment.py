@@ -13,20 +13,20 @@ import contextlib
 from collections import deque
 from pathlib import Path
 
-from .abstract_index import LazyIndex
-from .clock import Clock
-from .config import LogConfig
-from .constants import LONG_MAX
-from .errors import Category, InvalidArgumentError, KafkaLogError
-from .fetch import FetchDataInfo, LogOffsetMetadata
-from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
-from .files import (
+from ..constants import LONG_MAX
+from ..errors import Category, InvalidArgumentError, KafkaLogError
+from ..formats.file_naming import (
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
     txn_index_file_name,
 )
-from .index import AbortedTxn, OffsetPosition, TimestampOffset
+from ..formats.index_entries import AbortedTxn, OffsetPosition, TimestampOffset
+from .abstract_index import LazyIndex
+from .clock import Clock
+from .config import LogConfig
+from .fetch import FetchDataInfo, LogOffsetMetadata
+from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .offset_index import OffsetIndex
 from .roll import RollParams, roll_reason
 from .segment_recovery import SegmentRecovery

@@ -13,15 +13,15 @@ always fits.
 
 from __future__ import annotations
 
-from .abstract_index import AbstractIndex, largest_lower_bound_slot
-from .errors import Category, IllegalStateError, InvalidArgumentError, LogOperationError
-from .index import (
+from ..errors import Category, IllegalStateError, InvalidArgumentError, LogOperationError
+from ..formats.index_entries import (
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
     TimestampOffset,
     sanity_check_time_index,
 )
-from .records.record import NO_TIMESTAMP
+from ..records.record import NO_TIMESTAMP
+from .abstract_index import AbstractIndex, largest_lower_bound_slot
 
 
 class TimeIndex(AbstractIndex):

@@ -19,8 +19,8 @@ import os
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..formats.checkpoints import write_clean_shutdown
 from .checkpoint_files import fsync_dir
-from .checkpoints import write_clean_shutdown
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 NO_BROKER_EPOCH = -1  # LogManager.shutdown(brokerEpoch = -1)

@@ -12,10 +12,10 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from enum import Enum
 
-from .constants import UNKNOWN_OFFSET
+from ..constants import UNKNOWN_OFFSET
+from ..formats.index_entries import AbortedTxn
+from ..records import Batch, iter_batches
 from .file_records import FileRecords
-from .index import AbortedTxn
-from .records import Batch, iter_batches
 
 UNKNOWN_FILE_POSITION = -1
 

@@ -12,14 +12,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..constants import LONG_MIN
+from ..errors import Category, IllegalStateError, KafkaLogError
+from ..formats.file_naming import CLEANED_FILE_SUFFIX, LOG_FILE_SUFFIX, SWAP_FILE_SUFFIX
 from .checkpoint_files import fsync_dir
 from .clock import Clock
 from .config import LogConfig
-from .constants import LONG_MIN
 from .deletion import delete_segment_files, delete_segment_files_if_exist
-from .errors import Category, IllegalStateError, KafkaLogError
 from .file_records import FileRecords
-from .files import CLEANED_FILE_SUFFIX, LOG_FILE_SUFFIX, SWAP_FILE_SUFFIX
 from .load_events import LoadObserver, Reason
 from .log_segments import LogSegments
 from .scheduler import Scheduler

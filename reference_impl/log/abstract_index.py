@@ -29,8 +29,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Generic, TypeVar
 
-from .constants import INT32_MAX
-from .errors import Category, InvalidArgumentError, KafkaLogError
+from ..constants import INT32_MAX
+from ..errors import Category, InvalidArgumentError, KafkaLogError
 
 WARM_SECTION_BYTES = 8192  # AbstractIndex.warmEntries: the last 8 KiB of entries
 

@@ -16,8 +16,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from .errors import CorruptRecordError
-from .index import TimestampOffset
+from ..errors import CorruptRecordError
+from ..formats.index_entries import TimestampOffset
 from .log_validator import AppendOrigin
 from .producer_state import has_producer_id
 

@@ -13,11 +13,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from .clock import Clock
-from .config import LogConfig
-from .constants import LONG_MAX, LONG_MIN
-from .errors import InvalidFileNameError
-from .files import (
+from ..constants import LONG_MAX, LONG_MIN
+from ..errors import InvalidFileNameError
+from ..formats.file_naming import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     KRAFT_SNAPSHOT_SUFFIX,
@@ -25,6 +23,8 @@ from .files import (
     SWAP_FILE_SUFFIX,
     offset_from_file_name,
 )
+from .clock import Clock
+from .config import LogConfig
 from .load_events import LoadObserver, Reason
 from .segment import LogSegment
 

@@ -4,7 +4,7 @@ Kafka splits a partition's log in two [core/.../log/LocalLog.scala]: LocalLog ow
 the segment files (roll, read, truncate, flush, delete) and two offsets, the
 **log end offset** (where the next append goes, and where that is on disk) and
 the **recovery point** (every offset below it is on disk); UnifiedLog (``Log``,
-log.py) adds validation, the log start offset, retention, the leader epoch cache
+unified_log.py) adds validation, the log start offset, retention, the leader epoch cache
 and the checkpoint files. The reference keeps the same split so each half reads
 beside Kafka's.
 """
@@ -13,14 +13,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import Category, LogOperationError
+from ..formats.file_naming import DELETED_FILE_SUFFIX
+from ..formats.index_entries import AbortedTxn, OffsetPosition
 from .checkpoint_files import fsync_dir
 from .clock import Clock
 from .config import LogConfig
 from .deletion import delete_segment_files, delete_segment_files_if_exist
-from .errors import Category, LogOperationError
 from .fetch import FetchDataInfo, LogOffsetMetadata
-from .files import DELETED_FILE_SUFFIX
-from .index import AbortedTxn, OffsetPosition
 from .log_segments import LogSegments
 from .scheduler import Scheduler
 from .segment import LogSegment

@@ -14,10 +14,14 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from .errors import CorruptSnapshotError, InvalidFileNameError
-from .files import DELETED_FILE_SUFFIX, PRODUCER_SNAPSHOT_FILE_SUFFIX, producer_snapshot_file_name
+from ..errors import CorruptSnapshotError, InvalidFileNameError
+from ..formats.file_naming import (
+    DELETED_FILE_SUFFIX,
+    PRODUCER_SNAPSHOT_FILE_SUFFIX,
+    producer_snapshot_file_name,
+)
+from ..formats.producer_snapshot import read_snapshot, write_snapshot
 from .log_validator import AppendOrigin
-from .producer_snapshot import read_snapshot, write_snapshot
 from .producer_state import CompletedTxn, ProducerAppendInfo, ProducerStateEntry, TxnMetadata
 
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, a broker config

@@ -24,8 +24,8 @@ from dataclasses import dataclass
 from enum import StrEnum
 from pathlib import Path
 
-from .constants import LONG_MAX
-from .errors import InvalidFileNameError
+from ..constants import LONG_MAX
+from ..errors import InvalidFileNameError
 
 LOG_FILE_SUFFIX = ".log"
 INDEX_FILE_SUFFIX = ".index"

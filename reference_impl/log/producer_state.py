@@ -23,12 +23,12 @@ from collections import deque
 from dataclasses import dataclass, field
 from typing import NamedTuple
 
-from .constants import INT32_MAX
-from .errors import Category, LogOperationError
+from ..constants import INT32_MAX
+from ..errors import Category, LogOperationError
+from ..formats.producer_snapshot import ProducerSnapshotEntry
+from ..records.control import ControlRecordType, parse_end_txn_marker
+from ..records.record import decrement_sequence
 from .log_validator import AppendOrigin
-from .producer_snapshot import ProducerSnapshotEntry
-from .records.control import ControlRecordType, parse_end_txn_marker
-from .records.record import decrement_sequence
 
 NUM_BATCHES_TO_RETAIN = 5  # PSTATE-2: Kafka's ProducerStateEntry.NUM_BATCHES_TO_RETAIN
 NO_PRODUCER_EPOCH = -1

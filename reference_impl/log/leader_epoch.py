@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from ..errors import InvalidArgumentError
+from ..formats.checkpoints import (
+    EpochEntry,
+    read_leader_epoch_checkpoint,
+    write_leader_epoch_checkpoint,
+)
 from .checkpoint_files import write_atomically
-from .checkpoints import EpochEntry, read_leader_epoch_checkpoint, write_leader_epoch_checkpoint
-from .errors import InvalidArgumentError
 
 
 class LeaderEpochFileCache:

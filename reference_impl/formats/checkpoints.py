@@ -23,8 +23,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import TypeVar
 
-from .errors import CorruptCheckpointError
-from .files import parse_java_long
+from ..errors import CorruptCheckpointError
+from .file_naming import parse_java_long
 
 T = TypeVar("T")
 

@@ -13,8 +13,8 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from .constants import INT32_MAX
-from .errors import CorruptRecordError
+from ..constants import INT32_MAX
+from ..errors import CorruptRecordError
 from .log_validator import AppendOrigin
 from .producer_state import CompletedTxn, ProducerAppendInfo, has_producer_id
 

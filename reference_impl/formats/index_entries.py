@@ -26,9 +26,9 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from .constants import INT32_MAX
-from .errors import Category, CorruptIndexError, KafkaLogError
-from .records.record import NO_TIMESTAMP
+from ..constants import INT32_MAX
+from ..errors import Category, CorruptIndexError, KafkaLogError
+from ..records.record import NO_TIMESTAMP
 
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # relativeOffset, position
 TIME_INDEX_ENTRY = struct.Struct(">qi")  # timestamp, relativeOffset

@@ -20,10 +20,10 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
-from .constants import INT32_MAX
-from .errors import InvalidArgumentError
-from .records import Batch, iter_file_batches
-from .records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from ..constants import INT32_MAX
+from ..errors import InvalidArgumentError
+from ..records import Batch, iter_file_batches
+from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,14 +12,14 @@ reader scans the ``.log`` forward from its position.
 
 from __future__ import annotations
 
-from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_upper_bound_slot
-from .errors import Category, InvalidArgumentError, LogOperationError
-from .index import (
+from ..errors import Category, InvalidArgumentError, LogOperationError
+from ..formats.index_entries import (
     OFFSET_INDEX_ENTRY,
     OFFSET_INDEX_ENTRY_SIZE,
     OffsetPosition,
     sanity_check_offset_index,
 )
+from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_upper_bound_slot
 
 
 class OffsetIndex(AbstractIndex):

@@ -23,15 +23,16 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..constants import INT32_MAX, UNKNOWN_OFFSET
+from ..errors import Category, InvalidArgumentError, LogOperationError
+from ..formats.file_naming import parse_partition_dir_name
+from ..records import TimestampType
 from . import checkpoint_files as ckpt
 from .clean_shutdown import LOG_DIRS
 from .clock import Clock, SystemClock
 from .config import LogConfig
-from .constants import INT32_MAX, UNKNOWN_OFFSET
-from .errors import Category, InvalidArgumentError, LogOperationError
 from .fetch import FetchDataInfo, FetchIsolation, LogOffsetMetadata
 from .file_records import TimestampAndOffset
-from .files import parse_partition_dir_name
 from .leader_epoch import LeaderEpochFileCache
 from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
@@ -50,7 +51,6 @@ from .producer_state_rebuild import (
     rebuild_producer_state,
     update_producers,
 )
-from .records import TimestampType
 from .retention import LogRetention
 from .roll import RollParams
 from .scheduler import Scheduler

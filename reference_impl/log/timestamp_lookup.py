@@ -10,10 +10,10 @@ timestamp. Results carry the leader epoch of the batch (or of the epoch cache).
 
 from __future__ import annotations
 
+from ..records.record import NO_TIMESTAMP
 from .file_records import TimestampAndOffset
 from .leader_epoch import LeaderEpochFileCache
 from .log_segments import LogSegments
-from .records.record import NO_TIMESTAMP
 
 LATEST_TIMESTAMP = -1
 EARLIEST_TIMESTAMP = -2

@@ -1,0 +1,1 @@
+"""The other files of a partition directory as pure codecs."""
