@@ -40,6 +40,7 @@ from reference_impl.records import Batch, ControlRecordType, iter_file_batches, 
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 
 from ..walk import EntryWalk, header_problem, path_order
+from .index_checks import BatchSpan, verify_offset_index, verify_time_index
 
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
 
@@ -342,10 +343,10 @@ def _verify(dump: FileDump, entries: list) -> None:
         log = _SegmentLog(handle)
         try:
             if dump.info.kind is FileKind.OFFSET_INDEX:
-                found = index.verify_offset_index(entries, log.batch_at)
+                found = verify_offset_index(entries, log.batch_at)
             else:
                 offsets = _sibling_offset_index(dump)
-                found = index.verify_time_index(entries, offsets, dump.info.base_offset, log.find)
+                found = verify_time_index(entries, offsets, dump.info.base_offset, log.find)
         except KafkaLogError as exc:
             dump.error(exc)
             return
@@ -363,17 +364,17 @@ class _SegmentLog:
         self.handle = handle
         self.end = os.fstat(handle.fileno()).st_size
 
-    def batch_at(self, position: int) -> index.BatchSpan | None:
+    def batch_at(self, position: int) -> BatchSpan | None:
         """The whole, CRC-valid batch starting at ``position``, else None."""
         try:
             batch = next(iter(iter_file_batches(self.handle, start=position, end=self.end)), None)
             if batch is None or not batch.is_valid:
                 return None
-            return index.BatchSpan(batch.base_offset, batch.last_offset)
+            return BatchSpan(batch.base_offset, batch.last_offset)
         except KafkaLogError:
             return None
 
-    def find(self, position: int, target: int) -> index.BatchSpan | None:
+    def find(self, position: int, target: int) -> BatchSpan | None:
         """The first batch from ``position`` whose lastOffset >= target, with the max of its
         record timestamps (Kafka's check reads the records, not the header's maxTimestamp)."""
         for batch in iter_file_batches(self.handle, start=position, end=self.end):
@@ -381,7 +382,7 @@ class _SegmentLog:
                 records = batch.records()
                 base = records[0].offset if batch.magic < 2 and records else batch.base_offset
                 stamps = [record.timestamp for record in records]
-                return index.BatchSpan(base, batch.last_offset, max(stamps, default=-1))
+                return BatchSpan(base, batch.last_offset, max(stamps, default=-1))
         return None
 
 

@@ -5,15 +5,9 @@ from __future__ import annotations
 
 import pytest
 
+from klogspec.dump.index_checks import BatchSpan, verify_offset_index, verify_time_index
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.formats.index_entries import (
-    BatchSpan,
-    read_offset_index,
-    read_time_index,
-    until_stop,
-    verify_offset_index,
-    verify_time_index,
-)
+from reference_impl.formats.index_entries import read_offset_index, read_time_index, until_stop
 from reference_impl.log.file_records import TimestampAndOffset
 from reference_impl.log.timestamp_lookup import (
     EARLIEST_LOCAL_TIMESTAMP,
