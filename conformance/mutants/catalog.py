@@ -7,6 +7,7 @@ import dataclasses
 import struct
 
 import reference_impl.formats.file_naming as naming
+import reference_impl.log.append as log_append
 import reference_impl.log.unified_log as log
 from reference_impl.errors import Category, KafkaLogError, LogOperationError
 from reference_impl.formats.index_entries import AbortedTxn, TimestampOffset
@@ -48,7 +49,7 @@ _ORIGINAL = {
     "recover": Seg.recover,
     "opening": clean_shutdown.LogDirs.opening,
     "log_roll": Log._roll,
-    "update_producers": log.update_producers,
+    "update_producers": log_append.update_producers,
     "append_data_batch": Append.append_data_batch,
     "read_snapshot": producer_state_manager.read_snapshot,
     "collect_aborted": local_log.LocalLog.collect_aborted_transactions,
@@ -203,7 +204,7 @@ def _analyze(**override):
             kwargs["max_message_bytes"] += override["max_message_bytes_delta"]
         return _ORIGINAL["analyze"](records, **kwargs)
 
-    return [(log, "analyze_and_validate_records", analyze)]
+    return [(log_append, "analyze_and_validate_records", analyze)]
 
 
 def _append_refusing_exact_segment(
@@ -562,7 +563,7 @@ CATALOG = (
     Mutant("older-epoch-accepted", "a batch of an older producer epoch is accepted", frozenset({"PSTATE-5"}), ("producer.epoch.*",),
            lambda: [(Append, "_check_producer_epoch", lambda self, epoch, offset: None)]),
     Mutant("follower-checks-sequences", "follower appends are checked as a client's", frozenset({"PSTATE-8"}), ("producer.follower.*",),
-           lambda: [(log, "update_producers", _update_producers_as_client)]),
+           lambda: [(log_append, "update_producers", _update_producers_as_client)]),
     Mutant("retains-six-batches", "six batches per producer are kept for duplicate detection", frozenset({"PSTATE-2"}), ("producer.duplicate.*",),
            lambda: [(producer_state, "NUM_BATCHES_TO_RETAIN", 6)]),
     Mutant("new-epoch-any-sequence", "a new producer epoch may start at any sequence", frozenset({"PSTATE-7"}), ("producer.epoch.*",),

@@ -44,7 +44,7 @@ def split_overflowed_segment(
     A segment whose next offset does fit its base cannot be split (Kafka's ``require``
     fails): the load stops with the ``offset_overflow`` error that started it. So does
     a segment with bytes after its last whole batch (the sizes differ)."""
-    if not segment.log.file.name.endswith(LOG_FILE_SUFFIX) or not segment.has_overflow():
+    if not segment.log.file.name.endswith(LOG_FILE_SUFFIX) or not has_overflow(segment):
         found = f"{error.message}; " if error is not None else ""
         raise KafkaLogError(
             Category.OFFSET_OVERFLOW,
@@ -86,6 +86,14 @@ def split_overflowed_segment(
             split.close()
             split.delete_if_exists()
         raise
+
+
+def has_overflow(segment: LogSegment) -> bool:
+    """LogSegment.hasOverflow: the segment's next offset does not fit its base offset."""
+    next_offset = segment.read_next_offset()
+    return next_offset > segment.base_offset and not segment.offset_index.can_append_offset(
+        next_offset - 1
+    )
 
 
 def _create_new_cleaned_segment(

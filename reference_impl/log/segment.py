@@ -1,10 +1,11 @@
-"""LogSegment: one ``.log`` with its offset, time and transaction indexes (spec/behaviour/*.md).
+"""LogSegment: one ``.log`` with its offset, time and transaction indexes (spec/behaviour/
+append.md, read.md, truncate.md, index.md): Kafka's LogSegment.
 
 A segment holds the batches whose offsets start at its base offset (the number in
-its file names) [storage/.../log/LogSegment.java]. It appends, decides whether the
-log must roll before an append, reads through its offset index, truncates on
-batch boundaries and rebuilds its indexes in recovery. The indexes are lazy: their
-files appear on first access.
+its file names) [storage/.../log/LogSegment.java]. It appends, reads through its offset
+index and truncates on batch boundaries; whether the log must roll before an append is
+roll.py's SegmentRoll and rebuilding its indexes in recovery segment_recovery.py's
+SegmentRecovery, both mixed in. The indexes are lazy: their files appear on first access.
 """
 
 from __future__ import annotations
@@ -13,7 +14,6 @@ import contextlib
 from collections import deque
 from pathlib import Path
 
-from ..constants import LONG_MAX
 from ..errors import Category, InvalidArgumentError, KafkaLogError
 from ..formats.file_naming import (
     log_file_name,
@@ -28,7 +28,7 @@ from .config import LogConfig
 from .fetch import FetchDataInfo, LogOffsetMetadata
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .offset_index import OffsetIndex
-from .roll import RollParams, roll_reason
+from .roll import SegmentRoll
 from .segment_recovery import SegmentRecovery
 from .time_index import TimeIndex
 from .transaction_index import TransactionIndex, TxnIndexSearchResult
@@ -41,7 +41,7 @@ class _SegmentSize:
 SEGMENT_SIZE = _SegmentSize()
 
 
-class LogSegment(SegmentRecovery):
+class LogSegment(SegmentRoll, SegmentRecovery):
     def __init__(
         self,
         log: FileRecords,
@@ -141,33 +141,6 @@ class LogSegment(SegmentRecovery):
         if time_index_file_newly_created:
             self.time_index.resize(0)
         self.txn_index.sanity_check()
-
-    # --- roll decision (ROLL) ---
-    def should_roll(self, params: RollParams) -> bool:
-        """ROLL-1: whether any of the five roll conditions (roll.py) holds before an append."""
-        return roll_reason(self, params) is not None
-
-    def _load_first_batch_timestamp(self) -> None:
-        if self.rolling_based_timestamp is None:
-            for batch in self.log.batches():
-                self.rolling_based_timestamp = batch.max_timestamp
-                break
-
-    def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        """ROLL-4: record time when the segment's first batch has a timestamp (the incoming
-        set's max timestamp minus that batch's), else wall time since the segment's
-        creation."""
-        self._load_first_batch_timestamp()
-        ts = -1 if self.rolling_based_timestamp is None else self.rolling_based_timestamp
-        if ts >= 0:
-            return message_timestamp - ts
-        return now - self.created
-
-    def get_first_batch_timestamp(self) -> int:
-        """ROLL-10: the first batch's max timestamp, or Long.MAX when empty or without timestamps."""
-        self._load_first_batch_timestamp()
-        ts = self.rolling_based_timestamp
-        return ts if ts is not None and ts >= 0 else LONG_MAX
 
     # --- max timestamp so far ---
     def read_max_timestamp_and_offset_so_far(self) -> TimestampOffset:
@@ -363,26 +336,7 @@ class LogSegment(SegmentRecovery):
             return TimestampOffset(after.timestamp, after.offset)
         return last_entry
 
-    # --- recovery: recover() and update_producer_state() are in segment_recovery.py ---
-    def has_overflow(self) -> bool:
-        next_offset = self.read_next_offset()
-        return next_offset > self.base_offset and not self.offset_index.can_append_offset(
-            next_offset - 1
-        )
-
     # --- lifecycle ---
-    def on_become_inactive_segment(self) -> None:
-        """ROLL-17, ROLL-18: at roll, the final time-index entry (into the reserved slot), then trim both
-        indexes and the .log (dropping a preallocated tail)."""
-        self.time_index.maybe_append(
-            self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
-        )
-        self.offset_index.trim_to_valid_size()
-        self.time_index.trim_to_valid_size()
-        if self.log.size < self.log.physical_size():
-            self.log.trim()
-            self._touch()
-
     def flush(self) -> None:
         """fsync the .log and every index (creating the lazy index files)."""
         self.log.flush()

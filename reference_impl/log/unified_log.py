@@ -15,7 +15,8 @@ idempotent producer's recent batches are not written again, sequences and epochs
 checked, transactions are tracked, aborted ones indexed in ``.txnindex``, and the
 **last stable offset** (the first offset of a transaction still open) bounds
 read_committed reads. The segment files and the LEO and recovery point are
-LocalLog's (local_log.py); retention is in retention.py.
+LocalLog's (local_log.py). The operations are grouped by spec chapter, each a mixin of
+``Log``: append.py, roll.py, truncation.py (truncate.md) and retention.py.
 """
 
 from __future__ import annotations
@@ -23,11 +24,10 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..constants import INT32_MAX, UNKNOWN_OFFSET
-from ..errors import Category, InvalidArgumentError, LogOperationError
+from ..errors import Category, LogOperationError
 from ..formats.file_naming import parse_partition_dir_name
-from ..records import TimestampType
 from . import checkpoint_files as ckpt
+from .append import LogAppend
 from .clean_shutdown import LOG_DIRS
 from .clock import Clock, SystemClock
 from .config import LogConfig
@@ -37,25 +37,16 @@ from .leader_epoch import LeaderEpochFileCache
 from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
 from .log_segments import LogSegments
-from .log_validator import (
-    AppendOrigin,
-    LogAppendInfo,
-    analyze_and_validate_records,
-    assign_offsets_as_leader,
-    iter_memory_batches,
-)
-from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has_producer_id
 from .producer_state_manager import ProducerStateManager
 from .producer_state_rebuild import (
     delete_producer_snapshots,
-    rebuild_producer_state,
-    update_producers,
 )
 from .retention import LogRetention
-from .roll import RollParams
+from .roll import LogRoll
 from .scheduler import Scheduler
 from .segment import LogSegment
 from .timestamp_lookup import fetch_offset_by_timestamp
+from .truncation import LogTruncation
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,7 +66,7 @@ class LogState:
     last_stable_offset: int
 
 
-class Log(LogRetention):
+class Log(LogAppend, LogRoll, LogTruncation, LogRetention):
     def __init__(
         self,
         local_log: LocalLog,
@@ -235,176 +226,6 @@ class Log(LogRetention):
             raise LogOperationError(Category.LOG_CLOSED, f"the log in {self.dir} is closed")
         self.scheduler.run_due()
 
-    # --- append (APPEND) ---
-    def append_as_leader(
-        self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
-    ) -> LogAppendInfo:
-        """APPEND-5 to APPEND-17: a client's batch, given offsets from the LEO and stamped with ``leader_epoch``.
-        ``origin`` COORDINATOR is the transaction coordinator writing a marker (TXN-B-5)."""
-        return self._append(records, origin, True, leader_epoch, False)
-
-    def append_as_follower(self, records: bytes) -> LogAppendInfo:
-        """APPEND-9, APPEND-18, APPEND-19: batches that keep their offsets, which must increase and start at or
-        after the LEO (gaps allowed); ``max.message.bytes`` is not checked."""
-        return self._append(records, AppendOrigin.REPLICATION, False, -1, True)
-
-    def _append(
-        self,
-        records: bytes,
-        origin: AppendOrigin,
-        assign_offsets: bool,
-        leader_epoch: int,
-        ignore_record_size: bool,
-    ) -> LogAppendInfo:
-        self._begin()
-        info = analyze_and_validate_records(
-            records,
-            origin=origin,
-            ignore_record_size=ignore_record_size,
-            require_offsets_monotonic=not assign_offsets,
-            max_message_bytes=self.config.max_message_bytes,
-            log_start_offset=self.log_start_offset,
-        )
-        if info.valid_bytes <= 0:
-            return info  # an empty set (or only a partial batch) writes and rolls nothing
-        valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
-        if assign_offsets:
-            result = assign_offsets_as_leader(
-                valid,
-                next_offset=self.log_end_offset,
-                now=self.clock.milliseconds(),
-                timestamp_type=self.config.message_timestamp_type,
-                leader_epoch=leader_epoch,
-                origin=origin,
-            )
-            valid = result.validated_records
-            info.first_offset = self.log_end_offset
-            info.last_offset = result.last_offset
-            info.max_timestamp = result.max_timestamp
-            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
-            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                info.log_append_time = result.log_append_time
-        elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
-            first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
-            raise LogOperationError(
-                Category.UNEXPECTED_APPEND_OFFSET,
-                f"first offset (or, for a legacy batch, its last offset) "
-                f"{info.first_or_last_offset_of_first_batch} is less than the next offset "
-                f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
-                offset=first,
-            )
-        # APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
-        # epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)
-        batches = list(iter_memory_batches(valid))
-        for batch in batches:
-            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
-                raise InvalidArgumentError(
-                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
-                    f"{batch.partition_leader_epoch} into the epoch cache",
-                    offset=batch.base_offset,
-                )
-        if len(valid) > self.config.segment_bytes:
-            raise LogOperationError(
-                Category.RECORD_BATCH_TOO_LARGE,
-                f"message batch size is {len(valid)} bytes, which exceeds the maximum configured "
-                f"segment size of {self.config.segment_bytes}",
-            )
-        # LEPOCH-5: the epoch cache learns each v2 batch's epoch; a legacy batch empties it
-        for batch in batches:
-            if batch.magic >= 2:
-                self.leader_epoch_cache.assign(batch.partition_leader_epoch, batch.base_offset)
-            elif self.leader_epoch_cache.epoch_entries():
-                self.leader_epoch_cache.clear_and_flush()
-        segment = self.maybe_roll(len(valid), info)
-        producers, completed, duplicate = self._analyze_and_validate_producer_state(batches, origin)
-        if duplicate is not None:  # PSTATE-4: the earlier batch's offsets, nothing written
-            info.first_offset, info.last_offset = duplicate.first_offset, duplicate.last_offset
-            info.log_append_time = duplicate.timestamp
-            info.log_start_offset = self.log_start_offset
-            return info
-        self.local_log.append(
-            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
-        )
-        self._update_producer_state(segment, producers, completed, info.last_offset)
-        if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
-            self._flush(self.log_end_offset, including_offset=False)
-        return info
-
-    # --- producer state (PSTATE, TXN) ---
-    def _analyze_and_validate_producer_state(
-        self, batches: list, origin: AppendOrigin
-    ) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn], BatchMetadata | None]:
-        """PSTATE-4 to PSTATE-9: check each batch with a producer id against its producer's
-        state; a client's retry of a recent batch is a duplicate. Nothing changes yet."""
-        producers: dict[int, ProducerAppendInfo] = {}
-        completed: list[CompletedTxn] = []
-        psm = self.producer_state_manager
-        for batch in batches:
-            if not has_producer_id(batch):
-                continue
-            if origin is AppendOrigin.CLIENT:
-                entry = psm.last_entry(batch.producer_id)
-                duplicate = entry.find_duplicate_batch(batch) if entry else None
-                if duplicate is not None:
-                    return producers, completed, duplicate
-            txn = update_producers(psm, batch, producers, origin)
-            if txn is not None:
-                completed.append(txn)
-        return producers, completed, None
-
-    def _update_producer_state(
-        self,
-        segment: LogSegment,
-        producers: dict[int, ProducerAppendInfo],
-        completed: list[CompletedTxn],
-        last_offset: int,
-    ) -> None:
-        """After the write: apply the producers' state, index aborted transactions with the
-        last stable offset of the moment (TXN-B-5, TXN-B-6), move the map end offset."""
-        psm = self.producer_state_manager
-        for append_info in producers.values():
-            psm.update(append_info)
-        for txn in completed:
-            segment.update_txn_index(txn, psm.last_stable_offset(txn))
-            psm.complete_txn(txn)
-        psm.update_map_end_offset(last_offset + 1)
-        self._update_high_watermark()
-
-    # --- roll (ROLL) ---
-    def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
-        """ROLL-1, ROLL-11: roll when the active segment meets a roll condition. The new base offset is
-        the set's first offset, or for a legacy follower set (first offset unknown) its
-        last offset - (2^31 - 1), raised to the LEO by the roll."""
-        segment = self.segments.active_segment
-        params = RollParams(
-            max_segment_ms=self.config.segment_ms,
-            max_segment_bytes=self.config.segment_bytes,
-            max_timestamp_in_messages=info.max_timestamp,
-            max_offset_in_messages=info.last_offset,
-            messages_size=messages_size,
-            now=self.clock.milliseconds(),
-        )
-        if not segment.should_roll(params):
-            return segment
-        if info.first_offset == UNKNOWN_OFFSET:
-            return self._roll(info.last_offset - INT32_MAX)
-        return self._roll(info.first_offset)
-
-    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
-        """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
-        self._begin()
-        return self._roll(expected_next_offset)
-
-    def _roll(self, expected_next_offset: int | None) -> LogSegment:
-        new_segment = self.local_log.roll(expected_next_offset)
-        # SNAP-B-1: a snapshot named after the new base, so recovering the new segment can
-        # start from it; the map end offset is set to the base (it may lie above the LEO)
-        self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
-        self.producer_state_manager.take_snapshot()
-        # Kafka flushes up to the new base in the background; the reference does it at once
-        self._flush(new_segment.base_offset, including_offset=False)
-        return new_segment
-
     # --- flush (FLUSH) ---
     def flush(self, offset: int | None = None, *, including_offset: bool = False) -> None:
         """FLUSH-2, FLUSH-5: fsync what lies between the recovery point and ``offset`` (default the LEO;
@@ -464,63 +285,6 @@ class Log(LogRetention):
             log_start_offset=self.log_start_offset,
             log_end_offset=self.log_end_offset,
         )
-
-    # --- truncation (TRUNC) ---
-    def truncate_to(self, target_offset: int) -> bool:
-        """TRUNC-1 to TRUNC-7, LEPOCH-8: remove every batch holding an offset >= ``target_offset``.
-
-        At or past the LEO nothing changes (False), though the epoch cache still drops
-        entries from the LEO on. Below the first segment's base this is
-        ``truncate_fully_and_start_at``. Otherwise later segments go, the active one is
-        cut on a batch boundary, LEO = target (even inside a removed batch), and a log
-        start offset above the target comes down to it.
-        """
-        self._begin()
-        if target_offset < 0:
-            raise InvalidArgumentError(f"cannot truncate to a negative offset ({target_offset})")
-        if target_offset >= self.log_end_offset:
-            self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
-            return False
-        if self.segments.first_segment.base_offset > target_offset:
-            self._truncate_fully_and_start_at(target_offset, None)
-            return True
-        deleted = self.local_log.truncate_to(target_offset)
-        self._delete_producer_snapshots(deleted)
-        self.leader_epoch_cache.truncate_from_end(target_offset)
-        self.log_start_offset = min(target_offset, self.log_start_offset)
-        self._rebuild_producer_state(target_offset)  # SNAP-B-5
-        self._write_checkpoints()
-        return True
-
-    def truncate_fully_and_start_at(
-        self, new_offset: int, log_start_offset: int | None = None
-    ) -> None:
-        """TRUNC-12 to TRUNC-15: delete everything and start an empty segment at ``new_offset``; the log
-        start offset becomes ``log_start_offset`` (default ``new_offset``). The recovery
-        point only comes down (to ``new_offset``) if it was above."""
-        self._begin()
-        if new_offset < 0:
-            raise InvalidArgumentError(f"cannot start a log at a negative offset ({new_offset})")
-        self._truncate_fully_and_start_at(new_offset, log_start_offset)
-
-    def _truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None) -> None:
-        self.local_log.truncate_fully_and_start_at(new_offset)
-        self.leader_epoch_cache.clear_and_flush()
-        self.producer_state_manager.truncate_fully_and_start_at(new_offset)  # SNAP-B-7
-        self.log_start_offset = new_offset if log_start_offset is None else log_start_offset
-        self._rebuild_producer_state(new_offset)
-        self._write_checkpoints()
-
-    def _rebuild_producer_state(self, last_offset: int) -> None:
-        rebuild_producer_state(
-            self.producer_state_manager,
-            self.segments,
-            self.log_start_offset,
-            last_offset,
-            self.clock.milliseconds(),
-            False,
-        )
-        self._update_high_watermark()
 
     def _delete_producer_snapshots(self, segments: list[LogSegment]) -> None:
         """SNAP-B-8: the snapshots at the removed segments' bases go ``.deleted``, then away
