@@ -59,8 +59,11 @@ _ORIGINAL = {
 
 
 def _conditions(**replace):
-    """ROLL_CONDITIONS with some conditions replaced (by name)."""
-    table = tuple((name, replace.get(name, holds)) for name, holds in _ORIGINAL["conditions"])
+    """ROLL_CONDITIONS with some conditions' tests replaced (by name)."""
+    table = tuple(
+        dataclasses.replace(c, holds=replace[c.name]) if c.name in replace else c
+        for c in _ORIGINAL["conditions"]
+    )
     return [(roll, "ROLL_CONDITIONS", table)]
 
 
