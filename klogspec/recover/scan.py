@@ -1,10 +1,10 @@
 """What recovering one segment would do, without doing it (spec/behaviour/recovery.md §7).
 
-``scan_recovery`` walks a ``.log`` as LogSegment.recover does (segment_recovery.py) and
-says where it would cut the file, which index entries it would write and which leader
-epochs it would learn, reading the file once and writing nothing. ``klogspec recover
---dry-run`` plans with it (plan.py); the tests check each plan against what the
-loader then does.
+``scan_recovery`` walks a ``.log`` with LogSegment.recover's own scanner (RecoveryScanner,
+reference_impl/log/segment_recovery.py) and says where it would cut the file, which index
+entries it would write and which leader epochs it would learn, reading the file once and
+writing nothing. ``klogspec recover --dry-run`` plans with it (plan.py); the tests check
+each plan against what the loader then does.
 """
 
 from __future__ import annotations
@@ -23,11 +23,9 @@ from reference_impl.formats.index_entries import (
     iter_offset_index,
     iter_time_index,
 )
-from reference_impl.log.segment_recovery import PARTIAL_BATCH, ZERO_TAIL
+from reference_impl.log.segment_recovery import RecoveryScanner, new_leader_epoch, tail_kind
 from reference_impl.records import iter_file_batches
 from reference_impl.records.record import NO_TIMESTAMP
-
-_CHUNK = 1 << 20
 
 
 @dataclass
@@ -66,45 +64,42 @@ def scan_recovery(
         size = os.fstat(handle.fileno()).st_size
         scan = SegmentScan(size)
         time = _TimeEntries(base_offset, scan.time_entries)
-        last_index_entry = 0
-        max_timestamp, offset_of_max = NO_TIMESTAMP, base_offset
         seen_epoch = latest_epoch()
+        batches = iter_file_batches(handle, file=str(path))
+        scanner = RecoveryScanner(batches, base_offset, index_interval_bytes)
+
+        def stop(outcome: str, position: int) -> SegmentScan:
+            scan.outcome, scan.valid_bytes = outcome, position
+            return scan
+
         try:
-            for batch in iter_file_batches(handle, file=str(path)):
-                batch.ensure_valid()
+            for batch, position, indexed in scanner:
                 if not 0 <= batch.last_offset - base_offset <= INT32_MAX:
-                    scan.outcome = "overflow"
-                    return scan
-                if batch.max_timestamp > max_timestamp:
-                    max_timestamp, offset_of_max = batch.max_timestamp, batch.last_offset
-                if scan.valid_bytes - last_index_entry > index_interval_bytes:
+                    return stop("overflow", position)
+                if indexed:
                     entries = scan.offset_entries
                     if len(entries) >= offset_capacity:
-                        scan.outcome = "index_full"
-                        return scan
+                        return stop("index_full", position)
                     if entries and batch.last_offset <= entries[-1].offset:
-                        scan.outcome = "invalid_offset"
-                        return scan
-                    entries.append(OffsetPosition(batch.last_offset, scan.valid_bytes))
+                        return stop("invalid_offset", position)
+                    entries.append(OffsetPosition(batch.last_offset, position))
                     if len(time.entries) >= time_capacity:
-                        scan.outcome = "index_full"
-                        return scan
-                    if not time.append(max_timestamp, offset_of_max):
-                        scan.outcome = "invalid_offset"
-                        return scan
-                    last_index_entry = scan.valid_bytes
-                scan.valid_bytes += batch.size_in_bytes
+                        return stop("index_full", position)
+                    if not time.append(*scanner.max_timestamp):
+                        return stop("invalid_offset", position)
                 scan.next_offset = batch.last_offset + 1
-                epoch = batch.partition_leader_epoch if batch.magic >= 2 else -1
-                if epoch >= 0 and (seen_epoch is None or epoch > seen_epoch):
+                epoch = new_leader_epoch(batch, seen_epoch)
+                if epoch is not None:
                     scan.epochs.append((epoch, batch.base_offset))
                     seen_epoch = epoch
         except CorruptRecordError as exc:
             scan.failure = exc.category.value
+        scan.valid_bytes = scanner.valid_bytes
         if scan.truncated:
             scan.outcome = "truncated"
-            scan.failure = tail_kind(handle, scan.valid_bytes, size, scan.failure)
-        if not time.append(max_timestamp, offset_of_max):
+            read = lambda position, size: os.pread(handle.fileno(), size, position)  # noqa: E731
+            scan.failure = tail_kind(read, scan.valid_bytes, size, scan.failure)
+        if not time.append(*scanner.max_timestamp):
             scan.outcome = "invalid_offset"
     return scan
 
@@ -122,16 +117,6 @@ class _TimeEntries:
         if timestamp > last.timestamp:
             self.entries.append(TimestampOffset(timestamp, offset))
         return True
-
-
-def tail_kind(handle, position: int, end: int, failure: str | None) -> str:
-    """As segment_recovery's: zeros, else the failure, else a partial entry."""
-    while position < end:
-        chunk = os.pread(handle.fileno(), min(_CHUNK, end - position), position)
-        if chunk.strip(b"\0"):
-            return failure or PARTIAL_BATCH
-        position += len(chunk)
-    return ZERO_TAIL
 
 
 def claimed_offsets(

@@ -8,16 +8,19 @@ cuts the file after the last batch that passes the checks. Records inside a batc
 are not parsed; a batch is valid when its framing, size and CRC are.
 
 ``SegmentRecovery`` is mixed into ``LogSegment`` (segment.py): its methods read and
-change the segment's own files, as Kafka's do.
+change the segment's own files, as Kafka's do. The walk itself, batch by batch, is
+``RecoveryScanner``: the same one plans ``klogspec recover --dry-run`` without writing.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
 from ..errors import CorruptRecordError
 from ..formats.index_entries import TimestampOffset
+from ..records import Batch
+from ..records.record import NO_TIMESTAMP
 from .log_validator import AppendOrigin
 from .producer_state import has_producer_id
 
@@ -28,6 +31,58 @@ _CHUNK = 1 << 20
 if TYPE_CHECKING:
     from .leader_epoch import LeaderEpochFileCache
     from .producer_state_manager import ProducerStateManager
+
+
+class RecoveryScanner:
+    """LogSegment.recover's walk over a ``.log`` (RECOV-2, INDEX-8): iterate it for each batch
+    that frames and passes ``ensure_valid``, with the position it starts at and whether it
+    gets an index entry (more than ``index_interval_bytes`` lie between it and the last
+    indexed batch: positions of batches, not of appends).
+
+    A framing or validity error ends the walk by propagating (the caller records it as the
+    failure). Meanwhile ``valid_bytes`` is where the batches yielded so far end (the caller
+    cuts the file there) and ``max_timestamp`` the largest batch maxTimestamp so far, with
+    that batch's last offset (the time index's entry).
+    """
+
+    def __init__(self, batches: Iterable[Batch], base_offset: int, index_interval_bytes: int):
+        self._batches = batches
+        self.index_interval_bytes = index_interval_bytes
+        self.valid_bytes = 0
+        self.max_timestamp = TimestampOffset(NO_TIMESTAMP, base_offset)
+
+    def __iter__(self) -> Iterator[tuple[Batch, int, bool]]:
+        last_index_entry = 0
+        for batch in self._batches:
+            batch.ensure_valid()
+            if batch.max_timestamp > self.max_timestamp.timestamp:
+                self.max_timestamp = TimestampOffset(batch.max_timestamp, batch.last_offset)
+            position = self.valid_bytes
+            indexed = position - last_index_entry > self.index_interval_bytes
+            if indexed:
+                last_index_entry = position
+            self.valid_bytes += batch.size_in_bytes
+            yield batch, position, indexed
+
+
+def new_leader_epoch(batch: Batch, latest_epoch: int | None) -> int | None:
+    """RECOV-7: the epoch a batch adds to the leader epoch cache in recovery: a v2 batch's
+    partition leader epoch when it is >= 0 and above the cache's latest; else None."""
+    epoch = batch.partition_leader_epoch if batch.magic >= 2 else -1
+    return epoch if epoch >= 0 and (latest_epoch is None or epoch > latest_epoch) else None
+
+
+def tail_kind(read: Callable[[int, int], bytes], position: int, end: int, failure: str | None):
+    """What the bytes a recovery cuts off are: zeros (whatever stopped the scan: 17 zero bytes
+    or more read as an entry of size 0), else the failure, else a partial entry.
+    ``read(position, size)`` reads the file; chunks, as a preallocated tail can be a whole
+    segment's worth of zeros."""
+    while position < end:
+        chunk = read(position, min(_CHUNK, end - position))
+        if chunk.strip(b"\0"):
+            return failure or PARTIAL_BATCH
+        position += len(chunk)
+    return ZERO_TAIL
 
 
 class SegmentRecovery:
@@ -59,38 +114,30 @@ class SegmentRecovery:
         self.offset_index.reset()
         self.time_index.reset()
         self.txn_index.reset()
-        valid_bytes = 0
-        last_index_entry = 0
-        failure: str | None = None
         self.max_timestamp_and_offset_so_far = None
+        scanner = RecoveryScanner(self.log.batches(), self.base_offset, self.index_interval_bytes)
+        failure: str | None = None
         try:
-            for batch in self.log.batches():
-                batch.ensure_valid()
+            for batch, position, indexed in scanner:
                 self.ensure_offset_in_range(batch.last_offset)
-                if batch.max_timestamp > self.max_timestamp_so_far:
-                    self.max_timestamp_and_offset_so_far = TimestampOffset(
-                        batch.max_timestamp, batch.last_offset
-                    )
-                if valid_bytes - last_index_entry > self.index_interval_bytes:
-                    self.offset_index.append(batch.last_offset, valid_bytes)
-                    self.time_index.maybe_append(
-                        self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
-                    )
-                    last_index_entry = valid_bytes
-                valid_bytes += batch.size_in_bytes
-                if batch.magic >= 2 and leader_epoch_cache is not None:
-                    epoch = batch.partition_leader_epoch
-                    latest = leader_epoch_cache.latest_epoch()
-                    if epoch >= 0 and (latest is None or epoch > latest):
+                self.max_timestamp_and_offset_so_far = scanner.max_timestamp
+                if indexed:
+                    self.offset_index.append(batch.last_offset, position)
+                    self.time_index.maybe_append(*scanner.max_timestamp)
+                if leader_epoch_cache is not None:
+                    epoch = new_leader_epoch(batch, leader_epoch_cache.latest_epoch())
+                    if epoch is not None:
                         leader_epoch_cache.assign(epoch, batch.base_offset)
                 if batch.magic >= 2 and producer_state_manager is not None:
                     self.update_producer_state(producer_state_manager, batch)
         except CorruptRecordError as exc:
             # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
             failure = exc.category.value
+        valid_bytes = scanner.valid_bytes
         truncated = self.log.size - valid_bytes
         if truncated and before_truncate is not None:
-            before_truncate(valid_bytes, self._tail_kind(valid_bytes, failure))
+            read = lambda position, size: self.log.slice(position, size).read_bytes()  # noqa: E731
+            before_truncate(valid_bytes, tail_kind(read, valid_bytes, self.log.size, failure))
         self.log.truncate_to(valid_bytes)
         if truncated:
             self.log.set_last_modified(self.clock.milliseconds())
@@ -113,15 +160,3 @@ class SegmentRecovery:
                 self.update_txn_index(completed, psm.last_stable_offset(completed))
                 psm.complete_txn(completed)
         psm.update_map_end_offset(batch.last_offset + 1)
-
-    def _tail_kind(self, position: int, failure: str | None) -> str:
-        """What the bytes cut off are: zeros (whatever stopped the scan: 17 zero bytes or more
-        read as an entry of size 0), else the failure, else a partial entry. Read in chunks,
-        as a preallocated tail can be a whole segment's worth of zeros."""
-        end = self.log.size
-        while position < end:
-            chunk = self.log.slice(position, min(_CHUNK, end - position)).read_bytes()
-            if chunk.strip(b"\0"):
-                return failure or PARTIAL_BATCH
-            position += len(chunk)
-        return ZERO_TAIL
