@@ -17,10 +17,7 @@ from reference_impl.constants import LONG_MAX, LONG_MIN
 from reference_impl.errors import CorruptIndexError, KafkaLogError
 from reference_impl.formats.checkpoints import EpochEntry, read_leader_epoch_checkpoint
 from reference_impl.formats.file_naming import (
-    CLEANED_FILE_SUFFIX,
     DELETE_DIR_SUFFIX,
-    DELETED_FILE_SUFFIX,
-    KRAFT_SNAPSHOT_SUFFIX,
     LOG_FILE_SUFFIX,
     SWAP_FILE_SUFFIX,
     FileKind,
@@ -44,7 +41,9 @@ from reference_impl.log.checkpoint_files import (
     read_offsets_or_empty,
 )
 from reference_impl.log.config import LogConfig
+from reference_impl.log.leader_epoch import truncate_entries_from_start
 from reference_impl.log.load_events import Reason
+from reference_impl.log.swap_files import TempFilePass, replaced_by_swaps
 
 from .scan import (
     claimed_offsets,
@@ -185,25 +184,10 @@ class _Planner:
 
     # --- LOAD-6 to LOAD-10 ---
     def _temp_files(self) -> list[str]:
-        swaps, cleaned, min_cleaned = [], [], LONG_MAX
-        for file in sorted(self.files):
-            if file.endswith(DELETED_FILE_SUFFIX):
-                if not file.endswith(KRAFT_SNAPSHOT_SUFFIX + DELETED_FILE_SUFFIX):
-                    self._delete(file, Reason.DELETED_SUFFIX)
-            elif file.endswith(CLEANED_FILE_SUFFIX):
-                min_cleaned = min(min_cleaned, offset_from_file_name(file))
-                cleaned.append(file)
-            elif file.endswith(SWAP_FILE_SUFFIX):
-                swaps.append(file)
-        valid = []
-        for file in swaps:
-            if offset_from_file_name(file) >= min_cleaned:
-                self._delete(file, Reason.INCOMPLETE_SPLIT)
-            else:
-                valid.append(file)
-        for file in cleaned:
-            self._delete(file, Reason.CLEANED_SUFFIX)
-        return valid
+        temp_files = TempFilePass(self.files)
+        for name, reason in temp_files:
+            self._delete(name, reason)
+        return temp_files.swap_files
 
     def _swaps(self, swaps: list[str]) -> None:
         low, high = LONG_MAX, LONG_MIN
@@ -216,15 +200,8 @@ class _Planner:
                 if index not in self.files:  # opening the swap segment's index creates it
                     self._add("create", index, Reason.SWAP)
                     self.files.add(index)
-        for file in sorted(self.files):
-            if file.endswith(SWAP_FILE_SUFFIX) or "." not in file:
-                continue
-            try:
-                offset = offset_from_file_name(file)
-            except KafkaLogError:
-                continue
-            if low <= offset < high:
-                self._delete(file, Reason.REPLACED_BY_SWAP)
+        for file in list(replaced_by_swaps(sorted(self.files), low, high)):
+            self._delete(file, Reason.REPLACED_BY_SWAP)
         for file in sorted(f for f in self.files if f.endswith(SWAP_FILE_SUFFIX)):
             target = file[: -len(SWAP_FILE_SUFFIX)]
             self._add("rename", file, Reason.SWAP, to=target)
@@ -365,7 +342,7 @@ class _Planner:
             self.segments[start] = _Segment(start, 0)
             end = start
         self.epochs = [e for e in self.epochs if e.start_offset < end]
-        self._truncate_epochs_from_start(start)
+        truncate_entries_from_start(self.epochs, start)
         if self.epochs != self.epochs_before:
             before = [[e.epoch, e.start_offset] for e in self.epochs_before]
             after = [[e.epoch, e.start_offset] for e in self.epochs]
@@ -390,10 +367,3 @@ class _Planner:
                 "checkpoint", LOG_START_OFFSET_CHECKPOINT, "log_start_offset",
                 before=self.start_entry, after=written,
             )  # fmt: skip
-
-    def _truncate_epochs_from_start(self, start: int) -> None:
-        removed = None
-        while self.epochs and self.epochs[0].start_offset <= start:
-            removed = self.epochs.pop(0)
-        if removed is not None:
-            self.epochs.insert(0, EpochEntry(removed.epoch, start))

@@ -90,20 +90,13 @@ class LeaderEpochFileCache:
 
     def truncate_from_end(self, end_offset: int) -> None:
         """LEPOCH-6: remove the entries starting at or after ``end_offset`` (log truncation)."""
-        latest = self.latest_entry()
-        if end_offset >= 0 and latest is not None and latest.start_offset >= end_offset:
-            while self._epochs and self._epochs[-1].start_offset >= end_offset:
-                self._epochs.pop()
+        if truncate_entries_from_end(self._epochs, end_offset):
             self._write()
 
     def truncate_from_start(self, start_offset: int) -> None:
         """LEPOCH-7: remove the entries starting at or before ``start_offset``, then put the last one
         removed back with its start moved to ``start_offset`` (the log start rose)."""
-        removed = None
-        while self._epochs and self._epochs[0].start_offset <= start_offset:
-            removed = self._epochs.pop(0)
-        if removed is not None:
-            self._epochs.insert(0, EpochEntry(removed.epoch, start_offset))
+        if truncate_entries_from_start(self._epochs, start_offset):
             self._write()
 
     def clear_and_flush(self) -> None:
@@ -112,3 +105,26 @@ class LeaderEpochFileCache:
 
     def _write(self) -> None:
         write_atomically(self.checkpoint, write_leader_epoch_checkpoint(self._epochs))
+
+
+def truncate_entries_from_end(entries: list[EpochEntry], end_offset: int) -> bool:
+    """LEPOCH-6 on a list of entries in place: the entries starting at or after
+    ``end_offset`` go; returns whether any did (``klogspec recover`` plans with it too)."""
+    if end_offset < 0 or not entries or entries[-1].start_offset < end_offset:
+        return False
+    while entries and entries[-1].start_offset >= end_offset:
+        entries.pop()
+    return True
+
+
+def truncate_entries_from_start(entries: list[EpochEntry], start_offset: int) -> bool:
+    """LEPOCH-7 on a list of entries in place: the entries starting at or before
+    ``start_offset`` go and the last of them comes back starting at ``start_offset``;
+    returns whether any went."""
+    removed = None
+    while entries and entries[0].start_offset <= start_offset:
+        removed = entries.pop(0)
+    if removed is None:
+        return False
+    entries.insert(0, EpochEntry(removed.epoch, start_offset))
+    return True

@@ -11,6 +11,7 @@ completed. This module is LogLoader's first three passes over the directory
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from ..constants import LONG_MAX, LONG_MIN
@@ -34,34 +35,60 @@ def _regular_files(dir: Path) -> list[Path]:
     return sorted(p for p in dir.iterdir() if p.is_file())
 
 
+class TempFilePass:
+    """LOAD-6, LOAD-7 over a directory's file names, deciding without touching anything:
+    iterate it for ``(name, reason)`` of each file to delete, in the loader's order
+    (``.deleted`` files but KRaft ``.checkpoint.deleted`` ones as met, then each ``.swap``
+    at or above the lowest ``.cleaned`` offset: an unfinished split, then the ``.cleaned``
+    files); afterwards ``swap_files`` holds the ``.swap`` files whose replacement completes.
+    ``klogspec recover`` plans with the same pass."""
+
+    def __init__(self, names: Iterable[str]) -> None:
+        self.names = sorted(names)  # a stable order of deletions (and of their reports)
+        self.swap_files: list[str] = []
+
+    def __iter__(self) -> Iterator[tuple[str, Reason]]:
+        swaps, cleaned, min_cleaned_offset = [], [], LONG_MAX
+        for name in self.names:
+            if name.endswith(DELETED_FILE_SUFFIX):
+                if not name.endswith(KRAFT_SNAPSHOT_SUFFIX + DELETED_FILE_SUFFIX):
+                    yield name, Reason.DELETED_SUFFIX
+            elif name.endswith(CLEANED_FILE_SUFFIX):
+                min_cleaned_offset = min(offset_from_file_name(name), min_cleaned_offset)
+                cleaned.append(name)
+            elif name.endswith(SWAP_FILE_SUFFIX):
+                swaps.append(name)
+        for name in swaps:
+            if offset_from_file_name(name) >= min_cleaned_offset:
+                yield name, Reason.INCOMPLETE_SPLIT
+            else:
+                self.swap_files.append(name)
+        for name in cleaned:
+            yield name, Reason.CLEANED_SUFFIX
+
+
 def remove_temp_files_and_collect_swap_files(dir: Path, observer: LoadObserver) -> list[Path]:
-    """LOAD-6, LOAD-7: delete ``.deleted`` files (not KRaft ``.checkpoint.deleted``) and
-    ``.cleaned`` files, and every ``.swap`` whose offset is at or above the lowest
-    ``.cleaned`` offset (an unfinished split); return the other ``.swap`` files."""
-    swap_files, cleaned_files = [], []
-    min_cleaned_offset = LONG_MAX
-    for file in _regular_files(dir):
-        name = file.name
-        if name.endswith(DELETED_FILE_SUFFIX):
-            if not name.endswith(KRAFT_SNAPSHOT_SUFFIX + DELETED_FILE_SUFFIX):
-                observer.deleting(file, Reason.DELETED_SUFFIX)
-                file.unlink(missing_ok=True)
-        elif name.endswith(CLEANED_FILE_SUFFIX):
-            min_cleaned_offset = min(offset_from_file_name(name), min_cleaned_offset)
-            cleaned_files.append(file)
-        elif name.endswith(SWAP_FILE_SUFFIX):
-            swap_files.append(file)
-    valid = []
-    for file in swap_files:
-        if offset_from_file_name(file.name) >= min_cleaned_offset:
-            observer.deleting(file, Reason.INCOMPLETE_SPLIT)
-            file.unlink(missing_ok=True)
-        else:
-            valid.append(file)
-    for file in cleaned_files:
-        observer.deleting(file, Reason.CLEANED_SUFFIX)
-        file.unlink(missing_ok=True)
-    return valid
+    """LOAD-6, LOAD-7: delete what ``TempFilePass`` says, as it says it; return the other
+    ``.swap`` files."""
+    temp_files = TempFilePass(file.name for file in _regular_files(dir))
+    for name, reason in temp_files:
+        observer.deleting(dir / name, reason)
+        (dir / name).unlink(missing_ok=True)
+    return [dir / name for name in temp_files.swap_files]
+
+
+def replaced_by_swaps(names: Iterable[str], min_swap: int, max_swap: int) -> Iterator[str]:
+    """LOAD-9: the files a completed swap replaces: every other file whose name starts with an
+    offset in ``[min_swap, max_swap)`` (quirk 15: any suffix, snapshots included)."""
+    for name in names:
+        if name.endswith(SWAP_FILE_SUFFIX) or "." not in name:
+            continue  # Kafka's offsetFromFile fails on a name without a '.'
+        try:
+            offset = offset_from_file_name(name)
+        except InvalidFileNameError:
+            continue  # no offset in the name: not a segment's file
+        if min_swap <= offset < max_swap:
+            yield name
 
 
 def swap_offset_range(
@@ -92,18 +119,10 @@ def complete_swaps(
     """LOAD-9, LOAD-10: delete every other file whose name starts with an offset in the swap
     range (quirk 15: any suffix, snapshots included), then drop every ``.swap`` suffix."""
     min_swap, max_swap = swap_offset_range(dir, swap_files, config, clock)
-    for file in _regular_files(dir):
-        if file.name.endswith(SWAP_FILE_SUFFIX):
-            continue
-        try:
-            if "." not in file.name:
-                continue  # Kafka's offsetFromFile fails on a name without a '.'
-            offset = offset_from_file_name(file.name)
-        except InvalidFileNameError:
-            continue  # no offset in the name: not a segment's file
-        if min_swap <= offset < max_swap:
-            observer.deleting(file, Reason.REPLACED_BY_SWAP)
-            file.unlink(missing_ok=True)
+    names = [file.name for file in _regular_files(dir)]
+    for name in replaced_by_swaps(names, min_swap, max_swap):
+        observer.deleting(dir / name, Reason.REPLACED_BY_SWAP)
+        (dir / name).unlink(missing_ok=True)
     for file in _regular_files(dir):
         if file.name.endswith(SWAP_FILE_SUFFIX):
             target = file.with_name(file.name[: -len(SWAP_FILE_SUFFIX)])
