@@ -22,8 +22,9 @@ from click.testing import CliRunner
 
 from klogspec import cli
 from klogspec.verify.cli import verify as verify_command
+from klogspec.verify.files import partition_files
 from klogspec.verify.findings import Finding, Severity, rule_for_error
-from klogspec.verify.partition import partition_files, verify_partition
+from klogspec.verify.partition import verify_partition
 from klogspec.verify.run import VerifyStats, discover, verify_paths
 from klogspec.verify.segment import SegmentFiles, verify_segment
 from reference_impl.errors import Category, CorruptRecordError

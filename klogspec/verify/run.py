@@ -19,15 +19,15 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 
 from ..walk import path_order
-from .findings import Finding, Findings, Severity
-from .partition import (
+from .files import (
     REMOTE_INDEX_CACHE,
     PartitionFiles,
     looks_like_partition_file,
     partition_files,
     read_log_dir,
-    verify_partition,
 )
+from .findings import Finding, Findings, Severity
+from .partition import verify_partition
 from .segment import SegmentFiles, SegmentResult, verify_segment
 
 LOG_DIR_ROOT_KINDS = frozenset({
