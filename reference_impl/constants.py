@@ -2,7 +2,8 @@
 
 Kafka's formats store offsets and sizes as Java ints and longs; a Python int has no limit,
 so the reference checks them against these bounds where Kafka would overflow or refuse
-[java.lang.Integer, java.lang.Long]. The record-level sentinels (``NO_TIMESTAMP``,
+(spec/README.md §1.2) [java.lang.Integer, java.lang.Long; UnifiedLog.scala UnknownOffset].
+The record-level sentinels (``NO_TIMESTAMP``,
 ``NO_PRODUCER_ID``...) belong to the record formats: records/record.py.
 """
 

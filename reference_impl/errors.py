@@ -3,7 +3,9 @@
 Every reader error carries a *category* (a stable snake_case string that reports,
 expected-failure files and the conformance protocol match on, never the message),
 plus where it happened: the file, the byte position in that file and, when known,
-the Kafka offset. Messages are for people and may change.
+the Kafka offset. Messages are for people and may change. Kafka's counterparts are its
+exceptions (CorruptRecordException.java, InvalidRecordException.java...) and the error
+codes of clients/.../common/protocol/Errors.java.
 """
 
 from __future__ import annotations

@@ -1,5 +1,6 @@
 """Appending to a log (spec/behaviour/append.md, producer-state.md §2-§3): Kafka's
-UnifiedLog.append, appendAsLeader, appendAsFollower and analyzeAndValidateProducerState.
+UnifiedLog.append, appendAsLeader, appendAsFollower and analyzeAndValidateProducerState
+[core/.../log/UnifiedLog.scala].
 
 An append is checked whole before anything changes (APPEND-1): the batches' framing,
 sizes and CRCs (log_validator.py), a leader's offsets and timestamps, the set's size

@@ -1,4 +1,4 @@
-"""Checkpoint files on disk: the thin filesystem layer over formats/checkpoints.py (spec/behaviour/checkpoints.md).
+"""Checkpoint files on disk: the thin filesystem layer over formats/checkpoints.py (spec/behaviour/flush.md §3).
 
 Kafka writes every checkpoint the same way [server-common/.../CheckpointFile.java,
 PartitionMetadataFile.java]: the bytes go to ``<file>.tmp``, which is fsynced and

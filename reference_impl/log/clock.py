@@ -1,6 +1,6 @@
-"""The injected clock (spec/behaviour: every time-dependent rule reads it).
+"""The injected clock (spec/behaviour/model.md, MODEL-5: every time-dependent rule reads it).
 
-Kafka reads time through its ``Time`` interface; the reference does the same
+Kafka reads time through its ``Time`` interface [clients/.../common/utils/Time.java]; the reference does the same
 through ``Clock``, so a test or the conformance harness (its ``now_ms``) decides
 what "now" is. Segment creation times, time-based rolls without record
 timestamps, retention by time, delayed file deletion and the mtimes the reference

@@ -1,7 +1,7 @@
 """Deleting segment files (spec/behaviour/retention.md): rename now, delete later.
 
 Kafka never deletes a segment's files at once while the log is live
-[LocalLog.deleteSegmentFiles]: step 1 renames all four files to
+[core/.../log/LocalLog.scala deleteSegmentFiles]: step 1 renames all four files to
 ``<name>.deleted`` (synchronously; files never created are skipped), step 2
 deletes them ``file.delete.delay.ms`` later, so a reader still holding the old
 segment can finish. The caller has already removed the segments from the log.

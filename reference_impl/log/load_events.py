@@ -6,7 +6,7 @@ rebuilt or created index, a new segment). ``klogspec recover`` uses the "before"
 move the bytes into its quarantine folder first (klogspec/recover/quarantine.py) and the
 list of events for its report; tests check the events against the plan of
 klogspec/recover/plan.py. A load without an observer uses ``LoadObserver()``, which
-records nothing.
+records nothing. A kafka-log-spec addition: Kafka's LogLoader.java only logs what it does.
 """
 
 from __future__ import annotations

@@ -1,4 +1,5 @@
-"""LocalLog: a partition's segments on disk, and the offsets that describe them (spec/behaviour/*.md).
+"""LocalLog: a partition's segments on disk, and the offsets that describe them
+(spec/behaviour/read.md, truncate.md, roll.md, flush.md).
 
 Kafka splits a partition's log in two [core/.../log/LocalLog.scala]: LocalLog owns
 the segment files (roll, read, truncate, flush, delete) and two offsets, the

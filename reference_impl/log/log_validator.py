@@ -2,11 +2,11 @@
 
 Two passes, as in Kafka:
 
-1. ``analyze_and_validate_records`` [UnifiedLog.analyzeAndValidateRecords] walks the
+1. ``analyze_and_validate_records`` [UnifiedLog.scala analyzeAndValidateRecords] walks the
    batches of the incoming set (in-memory framing rules), checks each batch's size
    against ``max.message.bytes`` (leader appends only) and its CRC, and collects the
    offsets and the max timestamp; a follower's set must have increasing offsets.
-2. ``assign_offsets_as_leader`` [LogValidator] gives a leader's set its offsets,
+2. ``assign_offsets_as_leader`` [storage/.../log/LogValidator.java] gives a leader's set its offsets,
    starting at the log end offset, stamps the leader epoch and sets the batch's max
    timestamp (LogAppendTime: the clock's now), rewriting the CRC when that changes.
 

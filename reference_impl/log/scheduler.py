@@ -1,4 +1,5 @@
-"""Delayed tasks on the injected clock: Kafka's KafkaScheduler, reduced to what a log schedules.
+"""Delayed tasks on the injected clock (spec/behaviour/model.md, MODEL-6, MODEL-7): Kafka's
+KafkaScheduler [server-common/.../util/KafkaScheduler.java], reduced to what a log schedules.
 
 Kafka runs file deletions ``file.delete.delay.ms`` after a segment is renamed
 ``.deleted`` [LocalLog.deleteSegmentFiles]. The reference keeps those tasks in a

@@ -1,5 +1,5 @@
-"""LogSegment: one ``.log`` with its offset, time and transaction indexes (spec/behaviour/
-append.md, read.md, truncate.md, index.md): Kafka's LogSegment.
+"""LogSegment: one ``.log`` with its offset, time and transaction indexes: Kafka's LogSegment
+(spec/behaviour/append.md, read.md, truncate.md, index.md).
 
 A segment holds the batches whose offsets start at its base offset (the number in
 its file names) [storage/.../log/LogSegment.java]. It appends, reads through its offset

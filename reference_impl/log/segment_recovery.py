@@ -1,5 +1,5 @@
 """Recovering one segment (spec/behaviour/recovery.md §4): Kafka's LogSegment.recover and
-LogSegment.updateProducerState.
+LogSegment.updateProducerState [storage/.../log/LogSegment.java].
 
 After a crash a segment's ``.log`` may end with a torn batch, garbage or a
 preallocated zero tail, and its indexes may be stale [LogSegment.recover]. Recovery

@@ -1,7 +1,7 @@
 """Finding an offset by timestamp (spec/behaviour/read.md): Kafka's fetchOffsetByTimestamp.
 
 A consumer's ListOffsets request asks for the first offset whose record timestamp
-is at or after a target [UnifiedLog.fetchOffsetByTimestamp]. The log picks the
+is at or after a target [core/.../log/UnifiedLog.scala fetchOffsetByTimestamp]. The log picks the
 first segment whose largest timestamp reaches the target and searches it through
 its time index (LogSegment.find_offset_by_timestamp). Negative targets are special:
 the earliest offset (log start), the latest (LEO), or the record with the largest

@@ -1,5 +1,5 @@
 """Truncating a log (spec/behaviour/truncate.md): Kafka's UnifiedLog.truncateTo and
-truncateFullyAndStartAt.
+truncateFullyAndStartAt [core/.../log/UnifiedLog.scala].
 
 Truncation removes data from the end of the log: whole batches from the one holding the
 target offset on (LocalLog.truncateTo cuts the segments), then the leader epoch cache,

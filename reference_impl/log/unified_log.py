@@ -1,4 +1,5 @@
-"""Log: one partition directory, Kafka's UnifiedLog (spec/behaviour/*.md).
+"""Log: one partition directory, Kafka's UnifiedLog [core/.../log/UnifiedLog.scala]
+(spec/behaviour/model.md, read.md, flush.md).
 
 The log appends to its active (last) segment and rolls to a new one when a roll
 condition holds; reads find a segment by offset; truncation and retention remove

@@ -1,6 +1,7 @@
 """Writing v2 batches the way Kafka's MemoryRecordsBuilder does (spec/formats/record-batch-v2.md).
 
-The encoder is the decoder's mirror: the same 61-byte header struct, the same
+[clients/.../common/record/MemoryRecordsBuilder.java, DefaultRecord.java writeTo]. The
+encoder is the decoder's mirror: the same 61-byte header struct, the same
 zigzag varints. Byte-for-byte it matches Kafka for uncompressed batches; for
 compressed ones the codec's own output may differ from the JVM's, which is fine
 because readers only require that the stream decodes.

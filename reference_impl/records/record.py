@@ -2,7 +2,8 @@
 
 A *record* is what a producer sent (key, value, headers, timestamp); the batch it
 sits in decides its offset and, for LogAppendTime, its timestamp. These are plain
-immutable values: decoders produce them, encoders take ``SimpleRecord``.
+immutable values: decoders produce them, encoders take ``SimpleRecord``
+[clients/.../common/record/Record.java, SimpleRecord.java, TimestampType.java].
 """
 
 from __future__ import annotations
