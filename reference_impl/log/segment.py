@@ -205,6 +205,7 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         self.bytes_since_last_index_entry += len(records)
 
     def ensure_offset_in_range(self, offset: int) -> None:
+        """APPEND-23: an offset outside ``[base, base + 2^31-1]`` is ``offset_overflow``."""
         if not self.offset_index.can_append_offset(offset):
             raise KafkaLogError(
                 Category.OFFSET_OVERFLOW,
