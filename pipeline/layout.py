@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from klogspec.verify.files import REMOTE_INDEX_CACHE
+from klogspec.verify import REMOTE_INDEX_CACHE
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import DirKind, FileKind, classify, parse_partition_dir_name
 

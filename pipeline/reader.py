@@ -26,7 +26,7 @@ from __future__ import annotations
 import struct
 from collections.abc import Iterator
 
-from klogspec.verify.findings import rule_for_error
+from klogspec.verify import rule_for_error
 from klogspec.walk import header_problem
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (

@@ -22,9 +22,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
-from klogspec.verify.findings import Finding, Severity
-from klogspec.verify.run import LogDirPlan, VerifyStats, discover, verify_plan
-from klogspec.verify.segment import SegmentFiles, SegmentResult, verify_segment
+from klogspec.verify import (
+    Finding,
+    LogDirPlan,
+    SegmentFiles,
+    SegmentResult,
+    Severity,
+    VerifyStats,
+    discover,
+    verify_plan,
+    verify_segment,
+)
 
 from .splits import DEFAULT_OPEN_COST, deal
 from .storage import filesystem

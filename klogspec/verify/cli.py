@@ -71,7 +71,7 @@ def verify(paths, deep, fail_on, max_message_bytes, as_json):
         err.print("[red]error:[/] nothing to verify")
         sys.exit(EXIT_USAGE)
     stats = VerifyStats()
-    renderer = _JsonRenderer() if as_json else _TableRenderer(Console(highlight=False))
+    renderer = JsonRenderer() if as_json else TableRenderer(Console(highlight=False))
     total = sum(_size(unit.log) for plan in plans for unit in plan.units())
     with ByteProgress("verify", total, err) as bar:
         verify_unit = local_verifier(
@@ -94,7 +94,7 @@ def _size(path: str) -> int:
         return 0
 
 
-class _JsonRenderer:
+class JsonRenderer:
     """Each finding as it is found, then the summary."""
 
     def __init__(self) -> None:
@@ -108,7 +108,7 @@ class _JsonRenderer:
         self.out.write(json.dumps(summary, separators=(",", ":")) + "\n")
 
 
-class _TableRenderer:
+class TableRenderer:
     """One table per file, files in the order their first finding came, then a summary."""
 
     def __init__(self, console: Console) -> None:
