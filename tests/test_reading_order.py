@@ -1,8 +1,9 @@
 """The reference's reading order (docs/reading-order.md) and its modules' docstrings.
 
 Every module of reference_impl is on the page, every file the page names exists, the
-reading order goes bottom up as the page says, and every module's docstring points at
-the spec page it implements and at its Kafka counterpart.
+reading order goes bottom up as the page says, every module's docstring points at the
+spec page it implements and at its Kafka counterpart, and no module of the log or the
+tools outgrows what one sitting reads (the guideline is about 400 lines, as h11's).
 """
 
 from __future__ import annotations
@@ -23,6 +24,7 @@ MODULES = sorted(
 FILE = re.compile(r"`(reference_impl/[\w/]+\.py)`")
 SPEC_PAGE = re.compile(r"spec/(?:formats|behaviour)/[\w-]+\.md|spec/README\.md")
 KAFKA_SOURCE = re.compile(r"\b\w+\.(?:java|scala)\b")
+MAX_MODULE_LINES = 420  # ~400: a little room before a module must be split
 
 
 def page_text() -> str:
@@ -67,3 +69,12 @@ def test_docstring_points_at_its_spec_page_and_kafka(module):
     assert KAFKA_SOURCE.search(doc) or "kafka-log-spec addition" in doc, (
         f"{module}: its docstring names no Kafka source file"
     )
+
+
+def test_no_module_outgrows_one_sitting():
+    sizes = {
+        p.relative_to(ROOT).as_posix(): len(p.read_text(encoding="utf-8").splitlines())
+        for package in ("reference_impl", "klogspec")
+        for p in (ROOT / package).rglob("*.py")
+    }
+    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}

@@ -179,11 +179,8 @@ class RecordBatch:
 
     # --- records ---
     def records(self, *, decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[Record]:
-        """Decode every record; malformed bytes raise ``invalid_record`` (REC-1 to REC-10).
-
-        BATCH-7: a negative recordsCount is ``invalid_record``; BATCH-8: a count of 0 gives no
-        records without looking at the bytes after the header; COMP-2: a compressed batch's
-        records are one stream after the header."""
+        """Decode every record (REC-1 to REC-10): BATCH-7, a negative recordsCount is invalid;
+        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it."""
         where = {"file": self.file, "position": self.position, "offset": self.base_offset}
         if self.records_count < 0:
             raise _invalid(f"negative record count {self.records_count}").located(**where)
@@ -204,10 +201,9 @@ class RecordBatch:
 
 
 def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
-    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom, with every reader check:
-    the records of ``batch`` are ``buf[start:]``. REC-1: records laid end to end; REC-10:
-    exactly recordsCount of them, no byte left over; REC-11: offsetDeltas need not be
-    consecutive."""
+    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom: the records of ``batch``
+    are ``buf[start:]``, laid end to end (REC-1), exactly recordsCount of them (REC-10),
+    their offsetDeltas not required to be consecutive (REC-11)."""
     records = []
     pos = start
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
@@ -232,11 +228,9 @@ def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | No
     return buf[pos : pos + size], pos + size
 
 
-# A record (spec/formats/record-batch-v2.md Table 2), all varints zigzag:
-#
-#   length varint | attributes int8 | timestampDelta varlong | offsetDelta varint
-#   | keyLength varint | key | valueLength varint | value
-#   | headersCount varint | headers: (keyLength varint | key | valueLength varint | value)*
+# A record (record-batch-v2.md Table 2): length varint | attributes int8 | timestampDelta
+# varlong | offsetDelta varint | keyLength varint | key | valueLength varint | value
+# | headersCount varint | (keyLength varint | key | valueLength varint | value)*
 def _decode_record(
     batch: RecordBatch, buf: bytes, pos: int, log_append: bool
 ) -> tuple[Record, int]:
