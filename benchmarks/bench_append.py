@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import shutil
 
-from reference_impl.log import Log
+from reference_impl.log.unified_log import Log
 
 from .harness import Context, Figure, Target
 from .workload import LEADER_EPOCH, KiB, MiB, batch_template, batches

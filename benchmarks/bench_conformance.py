@@ -20,7 +20,7 @@ from pathlib import Path
 from .harness import REPO, Context, Figure, Target
 
 TARGET = Target("ours", "<", 60, "s")
-_CLI = "import sys; from reference_impl.cli import main; sys.exit(main())"
+_CLI = "import sys; from klogspec.cli import main; sys.exit(main())"
 NAME = "conformance"
 QUICK_TESTS = 3
 

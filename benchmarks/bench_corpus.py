@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reference_impl.verify_run import verify_paths
+from klogspec.verify import verify_paths
 
 from .bench_verify import crc_of_file
 from .harness import REPO, Context, Figure

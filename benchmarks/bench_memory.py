@@ -38,7 +38,7 @@ def _report_peak():
         out.write(peak)
 atexit.register(_report_peak)
 """
-_CLI = "from reference_impl.cli import main; sys.exit(main())"
+_CLI = "from klogspec.cli import main; sys.exit(main())"
 
 
 def peak_rss(argv: list[str]) -> tuple[int, float]:

@@ -18,7 +18,7 @@ import os
 import shutil
 from pathlib import Path
 
-from reference_impl.log import Log
+from reference_impl.log.unified_log import Log
 
 from .bench_verify import verify_log
 from .harness import Context, Figure, Target

@@ -40,7 +40,7 @@ import sys
 import time
 from pathlib import Path
 
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     encode_offset_index_entry,
@@ -180,7 +180,7 @@ def _serve(side: str) -> None:
     what the pass went through and its findings)."""
     started = time.perf_counter()
     if side == "verify":
-        from reference_impl.verify_run import VerifyStats, verify_paths
+        from klogspec.verify.run import VerifyStats, verify_paths
 
         def one_pass(tree: str):
             stats = VerifyStats()

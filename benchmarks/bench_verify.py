@@ -13,8 +13,8 @@ import os
 
 import crc32c
 
+from klogspec.verify.segment import SegmentFiles, verify_segment
 from reference_impl.records.stream import CHUNK_SIZE
-from reference_impl.verify_segment import SegmentFiles, verify_segment
 
 from .harness import Context, Figure, Target
 from .workload import KiB, MiB, batch_template, format_size, write_segment

@@ -36,13 +36,8 @@ testee are not recorded among the scenario's responses.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
-from .epilogue import describe_read, full_read, shown
+from .epilogue import RunEpilogue, describe_read, full_read, shown
 from .transport import DEFAULT_TIMEOUT_S, ImplSpec, TesteeFailure
-
-if TYPE_CHECKING:
-    from .runner import Run
 
 CATEGORY = "cross_load"
 COMPARED = {  # the state fields both loaders must agree on, and the rules that fix them
@@ -71,7 +66,7 @@ class CrossLoader:
             self._features = self.driver.features
         return self._features
 
-    def check(self, run: Run) -> None:
+    def check(self, run: RunEpilogue) -> None:
         """Load ``run``'s closed directory with the second testee and compare."""
         record = run.epilogue
         if record is None or record.skipped is not None or not record.finished:
@@ -95,7 +90,7 @@ class CrossLoader:
         self.driver.shutdown()
 
     # --- one scenario ---
-    def _load_and_compare(self, run: Run, record) -> None:
+    def _load_and_compare(self, run: RunEpilogue, record) -> None:
         response = self.driver.request("open", dict(run.open_wire), run.now)
         if not response.ok:
             self._fail(run, f"open was refused with {response.code} ({response.message[:200]}); the implementation under test loads it", OPEN_REQS, f"open refused with {response.code}")  # fmt: skip
@@ -118,7 +113,7 @@ class CrossLoader:
                 f"close refused with {closed.code}",
             )
 
-    def _fail(self, run: Run, message: str, reqs: list[str], cause: str) -> None:
+    def _fail(self, run: RunEpilogue, message: str, reqs: list[str], cause: str) -> None:
         run.fail(
             CATEGORY, f"cross-load by {self.label}: {message}", reqs, cause=f"cross-load: {cause}"
         )

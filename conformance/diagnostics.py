@@ -18,7 +18,14 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable
 
+from .file_names import expand_name
+
 HEX_WINDOW = 8  # bytes shown on each side of the first difference
+OP_KEYS = (  # the keys of a scenario step that name an operation
+    "open", "append", "read", "roll", "flush", "truncate_to", "truncate_fully_and_start_at",
+    "delete_segments_before", "delete_old_segments", "fetch_offset_by_timestamp", "state",
+    "close", "crash",
+)  # fmt: skip
 MAX_SHOWN = 300  # characters of one value in a message
 
 
@@ -157,8 +164,6 @@ def describe_damage(damage: dict) -> str:
 
 
 def _file(name: str) -> str:
-    from .disk import expand_name
-
     return name[3:] if name.startswith("../") else expand_name(name)
 
 
@@ -177,7 +182,5 @@ def describe_step(step: dict) -> str:
         return "files"
     if "crash" in step:
         return "crash"
-    from .runner import OP_KEYS
-
     op = next((k for k in OP_KEYS if k in step), None)
     return describe_op(op, step[op]) if op else "?"

@@ -13,13 +13,12 @@ and ``check_files`` from every check that names them.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 from typing import NamedTuple
 
-from reference_impl.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
 from reference_impl.errors import KafkaLogError
-from reference_impl.index import (
+from reference_impl.formats.checkpoints import read_leader_epoch_checkpoint, read_offset_checkpoint
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     lookup_offset,
@@ -29,15 +28,13 @@ from reference_impl.index import (
     read_txn_index,
     until_stop,
 )
-from reference_impl.producer_snapshot import read_snapshot
+from reference_impl.formats.producer_snapshot import read_snapshot
 from reference_impl.records import iter_batches
 
 from .diagnostics import names, show
+from .file_names import expand_name, segment_file
 
 INT32_MAX = 2**31 - 1
-_SEGMENT_NAME = re.compile(
-    r"^(\d+)\.(log|index|timeindex|txnindex|snapshot)((?:\.deleted|\.cleaned|\.swap)?)$"
-)
 FEATURE_FILES = {"snapshot": "producer_snapshots"}  # file kind -> the feature it belongs to
 FEATURE_NAMES = {"leader-epoch-checkpoint": "leader_epoch_checkpoint"}  # file name -> feature
 SNAPSHOT_FIELDS = (
@@ -61,15 +58,6 @@ TEXT_FILES = {
 }
 
 
-def expand_name(name: str) -> str:
-    """``5.log`` -> ``00000000000000000005.log``; other names unchanged."""
-    head, _, tail = name.rpartition("/")
-    match = _SEGMENT_NAME.match(tail)
-    if match and len(match.group(1)) < 20:
-        tail = f"{int(match.group(1)):020d}.{match.group(2)}{match.group(3)}"
-    return f"{head}/{tail}" if head else tail
-
-
 def snapshot(root: Path) -> dict[str, bytes]:
     """Every file under ``root``: relative POSIX path -> bytes."""
     if not root.exists():
@@ -79,14 +67,6 @@ def snapshot(root: Path) -> dict[str, bytes]:
         for p in sorted(root.rglob("*"))
         if p.is_file()
     }
-
-
-def segment_file(name: str) -> tuple[int | None, str | None, str]:
-    """(base offset, kind, marker) of a segment file name; (None, None, '') otherwise."""
-    match = _SEGMENT_NAME.match(name.rpartition("/")[2])
-    if not match:
-        return None, None, ""
-    return int(match.group(1)), match.group(2), match.group(3)
 
 
 def feature_of(name: str) -> str | None:

@@ -37,16 +37,13 @@ import base64
 import contextlib
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
 from . import disk
+from .golden_files import file_entries
 from .transport import TesteeFailure
-
-if TYPE_CHECKING:
-    from .runner import Run
 
 READ_MAX_BYTES = 1 << 20
 MAX_READS = 10_000  # a testee whose reads never reach the LEO stops here
@@ -95,8 +92,6 @@ class EpilogueRecord:
     finished: bool = False  # reopened, read and closed again without a refusal
 
     def to_golden(self) -> dict:
-        from .goldens import file_entries
-
         if self.skipped is not None:
             return {"skipped": self.skipped}
         data: dict = {}
@@ -109,71 +104,153 @@ class EpilogueRecord:
         return data
 
 
-def applies(run: Run) -> bool:
-    """The steps left a log to close or reopen: a scenario whose log never opened, or
-    whose last open was refused (a directory that must not load), leaves none."""
-    opens = [r for r in run.responses if r["op"] == "open"]
-    return (run.log_open or run.closed) and not (opens and not opens[-1]["ok"])
+class RunEpilogue:
+    """Mixed into the runner's ``Run`` (runner.py): the epilogue of the module docstring,
+    on the run's own testee and directory. Its methods use the run's state and its checks
+    (``fail``, ``_state_rules``, ``_compare_files``) as Run's own methods do."""
 
+    def epilogue_applies(self) -> bool:
+        """The steps left a log to close or reopen: a scenario whose log never opened, or
+        whose last open was refused (a directory that must not load), leaves none."""
+        opens = [r for r in self.responses if r["op"] == "open"]
+        return (self.log_open or self.closed) and not (opens and not opens[-1]["ok"])
 
-def run_epilogue(run: Run) -> None:
-    """Phases 1 to 4 of the module docstring, on ``run``'s testee and directory."""
-    if run.s.epilogue_skip is not None:
-        run.epilogue = EpilogueRecord(skipped=run.s.epilogue_skip)
-        return
-    if not applies(run):
-        return
-    run.epilogue = EpilogueRecord()
-    try:
-        _phases(run, run.epilogue)
-    except TesteeFailure as exc:  # the runner reports it; say where it happened
-        exc.message = f"epilogue: {exc.message}"
-        raise
-
-
-def _phases(run: Run, record: EpilogueRecord) -> None:
-    golden = run.golden.get("epilogue") if run.golden is not None else None
-    run.step_index = None
-    if run.log_open:
-        if not _close(run, "close"):
+    def run_epilogue(self) -> None:
+        """Phases 1 to 4 of the module docstring, on the run's testee and directory."""
+        if self.s.epilogue_skip is not None:
+            self.epilogue = EpilogueRecord(skipped=self.s.epilogue_skip)
             return
-        record.files = _snapshot(run, "after close")
-        if record.files is None:
+        if not self.epilogue_applies():
             return
-        _check_closed_directory(run, "after close", record.files, golden)
-    response = _request(run, "open", run.open_wire)
-    if not response.ok:
-        _fail(
-            run,
-            f"unexpected_error:{response.code}",
-            "reopen",
-            f"a clean load was refused with {response.code} ({response.message[:200]})",
-            LOAD_REQS,
-            f"a clean load was refused with {response.code}",
+        self.epilogue = EpilogueRecord()
+        try:
+            self._epilogue_phases(self.epilogue)
+        except TesteeFailure as exc:  # the runner reports it; say where it happened
+            exc.message = f"epilogue: {exc.message}"
+            raise
+
+    def _epilogue_phases(self, record: EpilogueRecord) -> None:
+        golden = self.golden.get("epilogue") if self.golden is not None else None
+        self.step_index = None
+        if self.log_open:
+            if not self._epilogue_close("close"):
+                return
+            record.files = self._epilogue_snapshot("after close")
+            if record.files is None:
+                return
+            self._epilogue_check_closed("after close", record.files, golden)
+        response = self._epilogue_request("open", self.open_wire)
+        if not response.ok:
+            self._epilogue_fail(
+                f"unexpected_error:{response.code}",
+                "reopen",
+                f"a clean load was refused with {response.code} ({response.message[:200]})",
+                LOAD_REQS,
+                f"a clean load was refused with {response.code}",
+            )
+            return
+        self.log_open, self.closed = True, False
+        record.state = response.result
+        self._state_rules(response.result)
+        self._epilogue_compare_state(record, golden)
+        record.read = full_read(self.driver, record.state, self.now)
+        if record.read.problem is not None:
+            self._epilogue_fail(
+                "wrong_result",
+                "read from the log start offset",
+                record.read.problem,
+                READ_REQS,
+                "the read failed",
+            )
+        self._epilogue_compare_read("read from the log start offset", record.read, golden)
+        if not self._epilogue_close("second close"):
+            return
+        files = self._epilogue_snapshot("after the second close")
+        if files is None:
+            return
+        self._epilogue_check_closed("after the second close", files, None)
+        record.finished = True
+
+    def _epilogue_request(self, op: str, args: dict):
+        """A request of the epilogue: sent as the steps' are, but not kept among the responses
+        the goldens record (a full read would put every .log into the manifest)."""
+        return self.driver.request(op, args, self.now)
+
+    def _epilogue_snapshot(self, phase: str) -> dict[str, bytes] | None:
+        """Every file of the log directory, or None (a failure) when the testee left
+        something the harness cannot read (a directory where a file was, no permission)."""
+        try:
+            return disk.snapshot(self.root)
+        except OSError as exc:
+            self._epilogue_fail(
+                "files",
+                phase,
+                f"the log directory cannot be read: {exc}",
+                CLOSE_REQS,
+                "the log directory cannot be read",
+            )
+            return None
+
+    def _epilogue_fail(
+        self, category: str, phase: str, message: str, reqs: list[str], cause: str | None = None
+    ) -> None:
+        """A failure of the epilogue; ``cause`` (without numbers) groups it with the failures of
+        other tests that share its root cause."""
+        self.fail(
+            category,
+            f"epilogue {phase}: {message}",
+            reqs,
+            cause=f"epilogue {phase}: {cause or category}",
         )
-        return
-    run.log_open, run.closed = True, False
-    record.state = response.result
-    run._state_rules(response.result)
-    _compare_state(run, record, golden)
-    record.read = full_read(run.driver, record.state, run.now)
-    if record.read.problem is not None:
-        _fail(
-            run,
-            "wrong_result",
-            "read from the log start offset",
-            record.read.problem,
-            READ_REQS,
-            "the read failed",
-        )
-    _compare_read(run, "read from the log start offset", record.read, golden)
-    if not _close(run, "second close"):
-        return
-    files = _snapshot(run, "after the second close")
-    if files is None:
-        return
-    _check_closed_directory(run, "after the second close", files, None)
-    record.finished = True
+
+    def _epilogue_close(self, phase: str) -> bool:
+        response = self._epilogue_request("close", {})
+        if not response.ok:
+            self._epilogue_fail(f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
+            return False
+        self.log_open, self.closed = False, True
+        return True
+
+    def _epilogue_check_closed(
+        self, phase: str, files: dict[str, bytes], golden: dict | None
+    ) -> None:
+        """The invariants of a closed log, and (``golden``) the files of the reference's."""
+        visible = disk.visible(files, self.features)
+        prefix = self.s.partition + "/"
+        partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
+        first = len(self.failures)
+        reloaded = self.s.reloads_after_failure
+        for reqs, problem in disk.invariants(partition_files, self.config, True, reloaded):
+            if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
+                continue  # the harness's own damage, in a segment recovery need not read
+            self.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
+        if golden is not None and "files" in golden:
+            self._compare_files(visible, golden_files=golden["files"])
+        for failure in self.failures[first:]:
+            failure.message = f"epilogue, {phase}: {failure.message}"
+            # the cause stays: a file written wrong at close is the same root cause as the same
+            # file written wrong at a step, and is summarised with it
+
+    def _epilogue_compare_state(self, record: EpilogueRecord, golden: dict | None) -> None:
+        """The reopened state against the reference's. (Not against the state before the
+        close: a clean load may move the LEO up to an empty active segment's base offset,
+        LOAD-24, and the log start offset up to the first segment's, LOAD-18.)"""
+        have = record.state
+        if golden is not None and "state" in golden:
+            for key, reqs in STATE_REQS.items():
+                if key not in golden["state"] or key not in have:
+                    continue
+                if key == "last_stable_offset" and not LSO_FEATURES.issubset(self.features):
+                    continue  # without snapshots a clean load knows no open transaction (SNAP-B-3)
+                if shown(key, have[key]) != shown(key, golden["state"][key]):
+                    self._epilogue_fail("golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs, f"{key} differs from the reference's clean load")  # fmt: skip
+
+    def _epilogue_compare_read(self, phase: str, read: FullRead, golden: dict | None) -> None:
+        if golden is None or "read" not in golden:
+            return
+        want, have = golden["read"], read.summary()
+        if have["sha256"] != want["sha256"]:
+            self._epilogue_fail("golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS, "the bytes read differ from the reference's")  # fmt: skip
 
 
 def full_read(driver, state: dict, now_ms: int) -> FullRead:
@@ -207,103 +284,11 @@ def full_read(driver, state: dict, now_ms: int) -> FullRead:
     return found
 
 
-# --- the phases' checks ------------------------------------------------------------------
-
-
-def _request(run: Run, op: str, args: dict):
-    """A request of the epilogue: sent as the steps' are, but not kept among the responses
-    the goldens record (a full read would put every .log into the manifest)."""
-    return run.driver.request(op, args, run.now)
-
-
-def _snapshot(run: Run, phase: str) -> dict[str, bytes] | None:
-    """Every file of the log directory, or None (a failure) when the testee left
-    something the harness cannot read (a directory where a file was, no permission)."""
-    try:
-        return disk.snapshot(run.root)
-    except OSError as exc:
-        _fail(
-            run,
-            "files",
-            phase,
-            f"the log directory cannot be read: {exc}",
-            CLOSE_REQS,
-            "the log directory cannot be read",
-        )
-        return None
-
-
-def _fail(
-    run: Run, category: str, phase: str, message: str, reqs: list[str], cause: str | None = None
-) -> None:
-    """A failure of the epilogue; ``cause`` (without numbers) groups it with the failures of
-    other tests that share its root cause."""
-    run.fail(
-        category,
-        f"epilogue {phase}: {message}",
-        reqs,
-        cause=f"epilogue {phase}: {cause or category}",
-    )
-
-
-def _close(run: Run, phase: str) -> bool:
-    response = _request(run, "close", {})
-    if not response.ok:
-        _fail(run, f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
-        return False
-    run.log_open, run.closed = False, True
-    return True
-
-
-def _check_closed_directory(
-    run: Run, phase: str, files: dict[str, bytes], golden: dict | None
-) -> None:
-    """The invariants of a closed log, and (``golden``) the files of the reference's."""
-    visible = disk.visible(files, run.features)
-    prefix = run.s.partition + "/"
-    partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
-    first = len(run.failures)
-    reloaded = run.s.reloads_after_failure
-    for reqs, problem in disk.invariants(partition_files, run.config, True, reloaded):
-        if run.damaged and ("wrong CRC" in problem or "unreadable" in problem):
-            continue  # the harness's own damage, in a segment recovery need not read
-        run.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
-    if golden is not None and "files" in golden:
-        run._compare_files(visible, golden_files=golden["files"])
-    for failure in run.failures[first:]:
-        failure.message = f"epilogue, {phase}: {failure.message}"
-        # the cause stays: a file written wrong at close is the same root cause as the same
-        # file written wrong at a step, and is summarised with it
-
-
-def _compare_state(run: Run, record: EpilogueRecord, golden: dict | None) -> None:
-    """The reopened state against the reference's. (Not against the state before the
-    close: a clean load may move the LEO up to an empty active segment's base offset,
-    LOAD-24, and the log start offset up to the first segment's, LOAD-18.)"""
-    have = record.state
-    if golden is not None and "state" in golden:
-        for key, reqs in STATE_REQS.items():
-            if key not in golden["state"] or key not in have:
-                continue
-            if key == "last_stable_offset" and not LSO_FEATURES.issubset(run.features):
-                continue  # without snapshots a clean load knows no open transaction (SNAP-B-3)
-            if shown(key, have[key]) != shown(key, golden["state"][key]):
-                _fail(run, "golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs, f"{key} differs from the reference's clean load")  # fmt: skip
-
-
 def shown(key: str, value):
     """A state field as messages show it (segments as [base offset, size] pairs)."""
     if key == "segments" and isinstance(value, list):
         return [[s.get("base_offset"), s.get("size_bytes")] for s in value]
     return value
-
-
-def _compare_read(run: Run, phase: str, read: FullRead, golden: dict | None) -> None:
-    if golden is None or "read" not in golden:
-        return
-    want, have = golden["read"], read.summary()
-    if have["sha256"] != want["sha256"]:
-        _fail(run, "golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS, "the bytes read differ from the reference's")  # fmt: skip
 
 
 def describe_read(summary: dict) -> str:

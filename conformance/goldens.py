@@ -14,67 +14,37 @@
 Regeneration is deterministic: a fixed clock, the reference's deterministic encoders,
 sorted JSON, files written in sorted order; file modification times do not matter (no
 golden compares them). ``klogspec golden check`` regenerates into a scratch directory
-and fails when anything differs from what is checked in.
+and fails when anything differs from what is checked in. The harness reads the goldens
+through golden_files.py (re-exported here), which does not drive the runner.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
 import shutil
 import tempfile
-from functools import cache
-from importlib.resources import files
 from pathlib import Path
 
-from . import disk
+from .golden_files import (
+    MANIFEST,
+    MANIFEST_SCHEMA,
+    file_entries,
+    golden_dir,
+    load_manifest_entries,
+    reference_file,
+)
 from .protocol import schema_errors
 
-MANIFEST = "manifest.json"
-MANIFEST_SCHEMA = "manifest.schema.json"
-
-
-def golden_dir() -> Path:
-    return Path(str(files("conformance").joinpath("goldens")))
-
-
-@cache
-def _manifest(path: str) -> dict | None:
-    p = Path(path)
-    return json.loads(p.read_text(encoding="utf-8")) if p.is_file() else None
-
-
-def load_manifest_entries(root: Path | None = None) -> dict | None:
-    """scenario id -> manifest entry, or None when no goldens are checked in."""
-    manifest = _manifest(str((root or golden_dir()) / MANIFEST))
-    if manifest is None:
-        return None
-    return {entry["id"]: entry for entry in manifest["scenarios"]}
-
-
-def reference_file(scenario_id: str, name: str, sha256: str | None = None) -> bytes | None:
-    """The bytes of one file of the reference's run (``final/<scenario>/<name>``), when the
-    checked-in goldens have it (and it matches ``sha256`` when given): what failure
-    messages show as the reference's side."""
-    path = golden_dir() / "final" / scenario_id / name
-    try:
-        data = path.read_bytes()
-    except OSError:
-        return None
-    if sha256 is not None and hashlib.sha256(data).hexdigest() != sha256:
-        return None
-    return data
-
-
-def file_entries(snapshot: dict[str, bytes]) -> dict[str, dict]:
-    return {
-        name: {
-            "sha256": hashlib.sha256(data).hexdigest(),
-            "size": len(data),
-            "decoded": disk.decode(name, data),
-        }
-        for name, data in sorted(snapshot.items())
-    }
+__all__ = [
+    "MANIFEST",
+    "check",
+    "compare",
+    "file_entries",
+    "golden_dir",
+    "load_manifest_entries",
+    "reference_file",
+    "regenerate",
+]
 
 
 def _write_tree(root: Path, snapshot: dict[str, bytes]) -> None:

@@ -27,6 +27,8 @@ from functools import cache
 from importlib.resources import files
 from typing import Any
 
+from reference_impl.errors import OPERATION_ERROR_CODES
+
 PROTOCOL_VERSION = 1
 
 OPS = (
@@ -78,29 +80,8 @@ def expand_features(claimed) -> set[str]:
 APPEND_ORIGINS = ("client", "coordinator")  # append's optional origin; client by default
 ISOLATIONS = ("high_watermark", "txn_committed")  # read's optional isolation
 
-# spec/behaviour/model.md Table 2
-ERROR_CODES = (
-    "RECORD_TOO_LARGE",
-    "RECORD_BATCH_TOO_LARGE",
-    "OFFSETS_OUT_OF_ORDER",
-    "UNEXPECTED_APPEND_OFFSET",
-    "OFFSET_OUT_OF_RANGE",
-    "CORRUPT_MESSAGE",
-    "INVALID_RECORD",
-    "INVALID_TIMESTAMP",
-    "INVALID_ROLL_OFFSET",
-    "OFFSET_OVERFLOW",
-    "INVALID_ARGUMENT",
-    "INVALID_OFFSET",
-    "INVALID_FILE_NAME",
-    "LOG_CLOSED",
-    "INCONSISTENT_TOPIC_ID",
-    "UNSUPPORTED_APPEND",
-    "OUT_OF_ORDER_SEQUENCE_NUMBER",
-    "INVALID_PRODUCER_EPOCH",
-    "INVALID_TXN_STATE",
-    "TRANSACTION_COORDINATOR_FENCED",
-)
+# spec/behaviour/model.md Table 2, declared once with the reference's error categories
+ERROR_CODES = tuple(row.code for row in OPERATION_ERROR_CODES)
 
 
 def schema_text(name: str) -> str:

@@ -10,12 +10,12 @@ from __future__ import annotations
 from importlib.metadata import PackageNotFoundError, version
 from pathlib import Path
 
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
 from reference_impl.errors import KafkaLogError
-from reference_impl.fetch import FetchIsolation
-from reference_impl.log import Log
-from reference_impl.log_validator import AppendOrigin
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.fetch import FetchIsolation
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.unified_log import Log
 
 from .adapter import OperationError
 

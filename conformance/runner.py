@@ -39,13 +39,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import parse_partition_dir_name
+from reference_impl.formats.file_naming import parse_partition_dir_name
 from reference_impl.records import iter_batches
 
 from . import check_rules, disk
 from .batches import build_all
 from .crossload import CrossLoader
 from .diagnostics import (
+    OP_KEYS,
     bytes_difference,
     describe_damage,
     describe_step,
@@ -53,8 +54,8 @@ from .diagnostics import (
     show,
     text_difference,
 )
-from .epilogue import EpilogueRecord, run_epilogue
-from .goldens import reference_file
+from .epilogue import EpilogueRecord, RunEpilogue
+from .golden_files import reference_file
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
 
@@ -65,11 +66,6 @@ ROOT_CHECKPOINTS = {  # log-directory files a log writes when it chooses, until 
     "log-start-offset-checkpoint": ["CKPT-B-6"],
     ".kafka_cleanshutdown": ["CLEAN-1", "CLEAN-3"],
 }
-OP_KEYS = (
-    "open", "append", "read", "roll", "flush", "truncate_to", "truncate_fully_and_start_at",
-    "delete_segments_before", "delete_old_segments", "fetch_offset_by_timestamp", "state",
-    "close", "crash",
-)  # fmt: skip
 HARNESS_KEYS = ("clock", "damage", "set_mtime", "files", "snapshot")
 FEATURE_RESULTS = {  # result fields only a testee claiming the feature is compared on
     "last_stable_offset": ("transaction_index", ["TXN-B-7"]),
@@ -215,7 +211,7 @@ def os_reason(exc: OSError) -> str:
     return _OS_REASONS.get(exc.errno, exc.strerror or type(exc).__name__)
 
 
-class Run:
+class Run(RunEpilogue):
     """One scenario on one driver."""
 
     def __init__(
@@ -307,7 +303,7 @@ class Run:
             return
         self.steps_closed = self.closed
         self.operation = "the epilogue (close, compare, reopen, read)"
-        self.apply({}, lambda: run_epilogue(self))
+        self.apply({}, self.run_epilogue)
 
     def apply(self, step: dict, action) -> bool:
         """Do one step (or the final checks). A step the harness cannot do on the testee's
@@ -931,7 +927,7 @@ def _same_entries(view: dict, want: dict) -> bool:
 
 
 def _epoch_entries(data: bytes) -> list[list[int]] | None:
-    from reference_impl.checkpoints import read_leader_epoch_checkpoint
+    from reference_impl.formats.checkpoints import read_leader_epoch_checkpoint
 
     try:
         return [[e.epoch, e.start_offset] for e in read_leader_epoch_checkpoint(data)]

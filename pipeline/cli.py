@@ -15,8 +15,8 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from reference_impl.cli import EXIT_FINDINGS, EXIT_USAGE, json_option
-from reference_impl.verify import Severity, exit_status
+from klogspec.cli import EXIT_FINDINGS, EXIT_USAGE, json_option
+from klogspec.verify import Severity, exit_status
 
 _err = Console(stderr=True, highlight=False, soft_wrap=True)
 
@@ -75,7 +75,7 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
     Exit status: 0 clean (info findings allowed); 1 when a finding is at least as severe
     as --fail-on; 2 when the command cannot run.
     """
-    from reference_impl.verify_cli import _JsonRenderer, _TableRenderer
+    from klogspec.verify.cli import JsonRenderer, TableRenderer
 
     from .scan import scan as run_scan
     from .scan import write_report
@@ -89,7 +89,7 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
         sys.exit(EXIT_USAGE)
     stats = run.stats
     status = EXIT_USAGE if stats.io_errors else exit_status(stats.findings, Severity(fail_on))
-    renderer = _JsonRenderer() if as_json else _TableRenderer(Console(highlight=False))
+    renderer = JsonRenderer() if as_json else TableRenderer(Console(highlight=False))
     for finding in run.findings:
         renderer.finding(finding)
     for problem in stats.io_errors:

@@ -25,7 +25,7 @@ except ImportError:  # run from a source checkout: the repository root holds the
 
 import click
 
-from pipeline.cli import extract, scan
+from .cli import extract, scan
 
 
 @click.group(context_settings={"help_option_names": ["-h", "--help"]})

@@ -20,9 +20,9 @@ from __future__ import annotations
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from klogspec.verify import REMOTE_INDEX_CACHE
 from reference_impl.errors import KafkaLogError
-from reference_impl.files import DirKind, FileKind, classify, parse_partition_dir_name
-from reference_impl.verify_partition import REMOTE_INDEX_CACHE
+from reference_impl.formats.file_naming import DirKind, FileKind, classify, parse_partition_dir_name
 
 from . import tiered
 from .storage import Listed, list_files

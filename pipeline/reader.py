@@ -1,7 +1,7 @@
 """Reading one byte range of a segment into Arrow chunks (the body of the data source's
 ``read()``, runs on executors).
 
-The range's entries are walked like ``EntryWalk`` (reference_impl/walk.py) walks a file:
+The range's entries are walked like ``EntryWalk`` (klogspec/walk.py) walks a file:
 each entry is checked as ``klogspec verify`` checks it (``header_problem``: size and CRC,
 offset range, codec; then its records and, for control batches, their keys and markers),
 and an entry that is well framed but bad is stepped over. Where entries stop being
@@ -27,6 +27,8 @@ import functools
 import struct
 from collections.abc import Iterator
 
+from klogspec.verify import rule_for_error
+from klogspec.walk import header_problem
 from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
@@ -39,8 +41,6 @@ from reference_impl.records import (
 )
 from reference_impl.records.batch import LOG_OVERHEAD
 from reference_impl.records.stream import MIN_ENTRY_SIZE
-from reference_impl.verify import rule_for_error
-from reference_impl.walk import header_problem
 
 from . import tiered
 from .chunks import ChunkBuilder

@@ -1,6 +1,6 @@
 """``klogspec scan``: ``klogspec verify``'s checks, with the segment checks run as a Spark job.
 
-One code path with verify (reference_impl/verify_run.py): ``discover`` finds the same
+One code path with verify (klogspec/verify/run.py): ``discover`` finds the same
 log-directory plans; every segment (``SegmentFiles``) goes to ``verify_segment`` on an
 executor; the ``SegmentResult``s come back to the driver, where ``verify_plan`` runs the
 partition and log-directory checks with a ``verify_unit`` that looks the results up. So
@@ -22,9 +22,17 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
-from reference_impl.verify import Finding, Severity
-from reference_impl.verify_run import LogDirPlan, VerifyStats, discover, verify_plan
-from reference_impl.verify_segment import SegmentFiles, SegmentResult, verify_segment
+from klogspec.verify import (
+    Finding,
+    LogDirPlan,
+    SegmentFiles,
+    SegmentResult,
+    Severity,
+    VerifyStats,
+    discover,
+    verify_plan,
+    verify_segment,
+)
 
 from .splits import DEFAULT_OPEN_COST, deal
 from .storage import filesystem

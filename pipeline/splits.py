@@ -22,7 +22,7 @@ import struct
 from dataclasses import dataclass
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.index import iter_offset_index, until_stop
+from reference_impl.formats.index_entries import iter_offset_index, until_stop
 from reference_impl.records import read_batch
 from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE
 

@@ -3,17 +3,23 @@
 Every reader error carries a *category* (a stable snake_case string that reports,
 expected-failure files and the conformance protocol match on, never the message),
 plus where it happened: the file, the byte position in that file and, when known,
-the Kafka offset. Messages are for people and may change.
+the Kafka offset. Messages are for people and may change. Kafka's counterparts are its
+exceptions (CorruptRecordException.java, InvalidRecordException.java...) and the error
+codes of clients/.../common/protocol/Errors.java.
 """
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from enum import StrEnum
 
 
 class Category(StrEnum):
     """The stable error categories: reader errors (Table 1 of spec/formats/errors.md, ERR-2),
-    then the codes of refused operations (Table 2 of spec/behaviour/model.md, MODEL-10)."""
+    then the codes of refused operations (Table 2 of spec/behaviour/model.md, MODEL-10,
+    declared with their rules in ``OPERATION_ERROR_CODES`` below; ``invalid_offset`` is
+    also the offset indexes' own), then the index-internal ``illegal_state`` that no
+    operation reports."""
 
     TRUNCATED_BATCH = "truncated_batch"
     INVALID_BATCH_SIZE = "invalid_batch_size"
@@ -48,6 +54,87 @@ class Category(StrEnum):
     LOG_CLOSED = "log_closed"
     INVALID_ARGUMENT = "invalid_argument"
     ILLEGAL_STATE = "illegal_state"
+
+
+@dataclass(frozen=True)
+class ErrorCode:
+    """One row of spec/behaviour/model.md Table 2: the code an operation refuses with (the
+    upper case of its category), Kafka's exception for it and the rules that raise it, as
+    the spec writes them."""
+
+    category: Category
+    kafka_exception: str
+    raised_by: str
+
+    @property
+    def code(self) -> str:
+        return self.category.value.upper()
+
+
+# MODEL-10: an operation that refuses reports exactly one of these codes. This is
+# spec/behaviour/model.md Table 2, row for row (tests/test_rule_tables.py holds the two
+# together); the conformance protocol takes its error codes from here.
+OPERATION_ERROR_CODES = (
+    ErrorCode(Category.RECORD_TOO_LARGE, "`RecordTooLargeException`", "APPEND-6"),
+    ErrorCode(Category.RECORD_BATCH_TOO_LARGE, "`RecordBatchTooLargeException`", "APPEND-21"),
+    ErrorCode(Category.OFFSETS_OUT_OF_ORDER, "`OffsetsOutOfOrderException`", "APPEND-9"),
+    ErrorCode(Category.UNEXPECTED_APPEND_OFFSET, "`UnexpectedAppendOffsetException`", "APPEND-18"),
+    ErrorCode(
+        Category.OFFSET_OUT_OF_RANGE, "`OffsetOutOfRangeException`", "READ-1, READ-2, READ-3, RET-2"
+    ),
+    ErrorCode(
+        Category.CORRUPT_MESSAGE,
+        "`CorruptRecordException` (`Errors.CORRUPT_MESSAGE`)",
+        "APPEND-4, APPEND-7",
+    ),
+    ErrorCode(
+        Category.INVALID_RECORD,
+        "`InvalidRecordException`",
+        "APPEND-5, APPEND-10 to APPEND-14",
+    ),
+    ErrorCode(Category.INVALID_TIMESTAMP, "`InvalidTimestampException`", "APPEND-15"),
+    ErrorCode(
+        Category.INVALID_ROLL_OFFSET, "`KafkaException` from `LocalLog.roll`", "ROLL-14, ROLL-15"
+    ),
+    ErrorCode(Category.OFFSET_OVERFLOW, "`LogSegmentOffsetOverflowException`", "APPEND-23"),
+    ErrorCode(
+        Category.INVALID_ARGUMENT,
+        "`IllegalArgumentException`, `ConfigException`",
+        "MODEL-8, APPEND-8, APPEND-20, READ-7, TRUNC-1, TRUNC-12, LEPOCH-2, INDEX-3, a load whose "
+        "rebuilt index does not fit (recovery.md §4)",
+    ),
+    ErrorCode(
+        Category.INVALID_OFFSET,
+        "`InvalidOffsetException`",
+        "a load whose recovery of LOAD-13, LOAD-15 or LOAD-16 meets offsets that go back "
+        "(recovery.md §4)",
+    ),
+    ErrorCode(
+        Category.INVALID_FILE_NAME,
+        "`NumberFormatException` (`LogFileUtils.offsetFromFile`), `KafkaException` "
+        "(`LocalLog.parseTopicPartitionName`, directory names)",
+        "LOAD-11, DIR-3",
+    ),
+    ErrorCode(Category.LOG_CLOSED, "`KafkaStorageException`", "MODEL-12"),
+    ErrorCode(
+        Category.OUT_OF_ORDER_SEQUENCE_NUMBER,
+        "`OutOfOrderSequenceException`",
+        "PSTATE-6, PSTATE-7",
+    ),
+    ErrorCode(Category.INVALID_PRODUCER_EPOCH, "`InvalidProducerEpochException`", "PSTATE-5"),
+    ErrorCode(Category.INVALID_TXN_STATE, "`InvalidTxnStateException`", "TXN-B-1"),
+    ErrorCode(
+        Category.TRANSACTION_COORDINATOR_FENCED,
+        "`TransactionCoordinatorFencedException`",
+        "TXN-B-4",
+    ),
+    ErrorCode(
+        Category.INCONSISTENT_TOPIC_ID,
+        "`InconsistentTopicIdException`",
+        "a `partition.metadata` topic id that differs from the one the log is opened with",
+    ),
+    ErrorCode(Category.UNSUPPORTED_APPEND, "none: see the Deviation below", "the reference only"),
+)
 
 
 class KafkaLogError(Exception):

@@ -24,7 +24,7 @@ import pytest
 from reference_impl import _speedups
 
 REPO = Path(__file__).resolve().parent.parent
-_CLI = "import sys; from reference_impl.cli import main; sys.exit(main())"
+_CLI = "import sys; from klogspec.cli import main; sys.exit(main())"
 PURE = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
 TESTEE = f"cmd:{shlex.join([sys.executable, '-m', 'conformance', 'testee'])}"
 

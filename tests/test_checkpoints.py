@@ -1,4 +1,4 @@
-"""Text files of a log directory (reference_impl/checkpoints.py) against Kafka's
+"""Text files of a log directory (reference_impl/formats/checkpoints.py) against Kafka's
 OffsetCheckpointFile/LeaderEpochCheckpointFile, PartitionMetadataFile and
 CleanShutdownFileHandler test cases, and every such file in the real-broker corpus."""
 
@@ -6,16 +6,16 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl import checkpoints as ckpt
-from reference_impl.checkpoints import (
+from reference_impl.errors import Category, CorruptCheckpointError
+from reference_impl.formats import checkpoints as ckpt
+from reference_impl.formats.checkpoints import (
     CheckpointLineError,
     CleanShutdown,
     EpochEntry,
     PartitionMetadata,
     TopicPartitionOffset,
 )
-from reference_impl.errors import Category, CorruptCheckpointError
-from reference_impl.files import FileKind, classify
+from reference_impl.formats.file_naming import FileKind, classify
 
 OFFSETS = [TopicPartitionOffset("foo", 1, 5), TopicPartitionOffset("bar.baz-qux", 2, 2**40)]
 EPOCHS = [EpochEntry(0, 0), EpochEntry(1, 9), EpochEntry(3, 10)]

@@ -18,18 +18,21 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli
-from reference_impl.checkpoint_files import LOG_START_OFFSET_CHECKPOINT, RECOVERY_POINT_CHECKPOINT
-from reference_impl.clean_shutdown import CLEAN_SHUTDOWN_FILE
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.loader import LoadOptions
-from reference_impl.log import Log
-from reference_impl.producer_snapshot import read_snapshot
-from reference_impl.producer_state_manager import (
+from klogspec import cli
+from reference_impl.formats.producer_snapshot import read_snapshot
+from reference_impl.log.checkpoint_files import (
+    LOG_START_OFFSET_CHECKPOINT,
+    RECOVERY_POINT_CHECKPOINT,
+)
+from reference_impl.log.clean_shutdown import CLEAN_SHUTDOWN_FILE
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.producer_state_manager import (
     DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     ProducerStateManager,
 )
+from reference_impl.log.unified_log import Log
 from reference_impl.records import iter_file_batches, parse_end_txn_marker
 
 pytestmark = pytest.mark.corpus

@@ -13,8 +13,9 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli, index
-from reference_impl.checkpoints import (
+import reference_impl.formats.index_entries as index
+from klogspec import cli
+from reference_impl.formats.checkpoints import (
     EpochEntry,
     PartitionMetadata,
     TopicPartitionOffset,
@@ -23,8 +24,8 @@ from reference_impl.checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
-from reference_impl.index import AbortedTxn, OffsetPosition, TimestampOffset
-from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.formats.index_entries import AbortedTxn, OffsetPosition, TimestampOffset
+from reference_impl.formats.producer_snapshot import ProducerSnapshotEntry, write_snapshot
 from reference_impl.records import (
     Compression,
     ControlRecordType,
@@ -530,7 +531,7 @@ def test_exit_statuses(tmp_path, segment):
 
 
 def test_progress_bar_for_large_files(segment, monkeypatch):
-    from reference_impl import cli_progress
+    import klogspec.progress as cli_progress
 
     monkeypatch.setattr(cli_progress, "PROGRESS_THRESHOLD", 100)
     assert run_json(segment) == run_json(segment)  # the bar goes to stderr, stdout unchanged

@@ -19,12 +19,12 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl import cli
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.loader import LoadOptions
-from reference_impl.log import Log
-from reference_impl.log_validator import AppendOrigin
+from klogspec import cli
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.unified_log import Log
 from reference_impl.records import ControlRecordType, SimpleRecord, build_record_batch
 from reference_impl.records.builder import build_control_batch
 

@@ -1,4 +1,4 @@
-"""File and directory naming: reference_impl/files.py against Kafka's LocalLogTest cases,
+"""File and directory naming: reference_impl/formats/file_naming.py against Kafka's LocalLogTest cases,
 LogFileUtils and Snapshots naming, and every name in the real-broker corpus."""
 
 from __future__ import annotations
@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from reference_impl.errors import Category, InvalidFileNameError
-from reference_impl.files import (
+from reference_impl.formats.file_naming import (
     DirKind,
     FileKind,
     PartitionDirName,

@@ -1,4 +1,4 @@
-"""Index file formats: reference_impl/index.py against Kafka's OffsetIndexTest, TimeIndexTest
+"""Index file formats: reference_impl/formats/index_entries.py against Kafka's OffsetIndexTest, TimeIndexTest
 and TransactionIndexTest format cases (entry serde, sanity checks, zero-slot counting on
 reopen, the txn version quirk), DumpLogSegments' stop rule and cross-checks, and the corpus."""
 
@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import index
+import reference_impl.formats.index_entries as index
+from klogspec.dump.index_checks import BatchSpan, verify_offset_index, verify_time_index
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
-from reference_impl.files import FileKind, classify
-from reference_impl.index import (
+from reference_impl.formats.file_naming import FileKind, classify
+from reference_impl.formats.index_entries import (
     AbortedTxn,
-    BatchSpan,
     OffsetPosition,
     TimestampOffset,
 )
@@ -287,7 +287,7 @@ def test_verify_offset_index_kinds():
         OffsetPosition(5, 200),  # below the batch at the position
         OffsetPosition(40, 150),  # no batch starts there
     ]
-    found = index.verify_offset_index(entries, batch_at)
+    found = verify_offset_index(entries, batch_at)
     assert [(m.kind, m.slot, m.index_value, m.log_value, m.allowed_by) for m in found] == [
         ("offset_inside_batch", 1, 25, 29, "OIDX-7"),
         ("offset_beyond_batch", 2, 29, 19, "OIDX-7"),
@@ -307,7 +307,7 @@ def test_verify_time_index_kinds():
         TimestampOffset(2400, 29),  # out of order
         TimestampOffset(4000, 99),  # beyond the log
     ]
-    found = index.verify_time_index(entries, offsets, 0, find)
+    found = verify_time_index(entries, offsets, 0, find)
     assert [(m.kind, m.slot, m.index_value, m.log_value, m.allowed_by) for m in found] == [
         ("timestamp_mismatch", 1, 1500, 1000, "TIDX-9"),
         ("offset_inside_batch", 2, 15, 19, "TIDX-2"),
@@ -377,7 +377,7 @@ def test_spec_worked_example_leader_index(corpus):
 def test_corpus_time_index_entries_bound_every_earlier_record(corpus):
     """TIDX-2 on every corpus time index that has its .log: no record at an offset up to O has
     a timestamp above T. It holds for the leader's record-level entries too, which is why a
-    verifier must accept an offset inside a batch (index.verify_time_index)."""
+    verifier must accept an offset inside a batch (verify_time_index)."""
     from reference_impl.records import iter_file_batches
 
     checked = 0

@@ -29,15 +29,19 @@ from kaitai.generated.kafka_producer_snapshot import KafkaProducerSnapshot
 from kaitai.generated.kafka_time_index import KafkaTimeIndex
 from kaitai.generated.kafka_transaction_index import KafkaTransactionIndex
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.files import offset_from_file_name
-from reference_impl.index import (
+from reference_impl.formats.file_naming import offset_from_file_name
+from reference_impl.formats.index_entries import (
     read_offset_index,
     read_time_index,
     read_txn_index,
     sanity_check_offset_index,
     sanity_check_time_index,
 )
-from reference_impl.producer_snapshot import ProducerSnapshotEntry, read_snapshot, write_snapshot
+from reference_impl.formats.producer_snapshot import (
+    ProducerSnapshotEntry,
+    read_snapshot,
+    write_snapshot,
+)
 from reference_impl.records import (
     Compression,
     ControlRecordType,
@@ -868,7 +872,7 @@ def test_corpus_matches_reference_impl(corpus: Path, kaitai_segments) -> None:
 @pytest.mark.req("OIDX-1", "OIDX-2", "OIDX-3", "OIDX-5")
 @pytest.mark.corpus
 def test_corpus_offset_indexes(corpus: Path, kaitai_segments) -> None:
-    """Each .index parses, agrees with reference_impl.index, and points at batch starts."""
+    """Each .index parses, agrees with reference_impl.formats.index_entries, and points at batch starts."""
     checked = empty = entries = 0
     for path in corpus_files(corpus, ".index"):
         data = path.read_bytes()
@@ -895,7 +899,7 @@ def test_corpus_offset_indexes(corpus: Path, kaitai_segments) -> None:
 @pytest.mark.req("TIDX-1", "TIDX-5", "TIDX-6", "TIDX-7")
 @pytest.mark.corpus
 def test_corpus_time_indexes(corpus: Path) -> None:
-    """Each .timeindex parses and agrees with reference_impl.index."""
+    """Each .timeindex parses and agrees with reference_impl.formats.index_entries."""
     checked = empty = entries = 0
     for path in corpus_files(corpus, ".timeindex"):
         data = path.read_bytes()
@@ -916,7 +920,7 @@ def test_corpus_time_indexes(corpus: Path) -> None:
 @pytest.mark.corpus
 def test_corpus_transaction_indexes(corpus: Path) -> None:
     """The corpus has no .txnindex (no abort was ever indexed, SOURCES.md); any that
-    appears must parse and agree with reference_impl.index."""
+    appears must parse and agree with reference_impl.formats.index_entries."""
     for path in corpus_files(corpus, ".txnindex"):
         data = path.read_bytes()
         assert kaitai_aborted_txns(data) == reference_aborted_txns(data), path
@@ -926,7 +930,7 @@ def test_corpus_transaction_indexes(corpus: Path) -> None:
 @pytest.mark.corpus
 def test_corpus_producer_snapshots(corpus: Path) -> None:
     """Each .snapshot parses, its crc field is the CRC-32C of the rest, and its entries
-    agree with reference_impl.producer_snapshot."""
+    agree with reference_impl.formats.producer_snapshot."""
     files = entries = 0
     for path in corpus_files(corpus, ".snapshot"):
         data = path.read_bytes()

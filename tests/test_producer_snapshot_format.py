@@ -1,4 +1,4 @@
-"""The producer-state snapshot codec (reference_impl/producer_snapshot.py) against Kafka's
+"""The producer-state snapshot codec (reference_impl/formats/producer_snapshot.py) against Kafka's
 ProducerStateManagerTest format cases (testReadWriteSnapshot, testLoadFrom{Empty,Truncated,
 Corrupt}SnapshotFile) and every snapshot in the real-broker corpus."""
 
@@ -9,7 +9,7 @@ import struct
 import pytest
 
 from reference_impl.errors import Category, CorruptSnapshotError
-from reference_impl.producer_snapshot import (
+from reference_impl.formats.producer_snapshot import (
     SNAPSHOT_ENTRY_SIZE,
     ProducerSnapshotEntry,
     read_snapshot,

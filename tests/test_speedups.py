@@ -24,15 +24,16 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from test_fuzz_records import SEED_LIST, hostile_logs, mutate
 
-from reference_impl import _speedups, verify_segment
-from reference_impl.index import (
+from klogspec.verify import segment as verify_segment
+from klogspec.verify.segment import SegmentFiles
+from reference_impl import _speedups
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     encode_offset_index_entry,
     encode_time_index_entry,
 )
 from reference_impl.records import Compression, SimpleRecord, build_record_batch
-from reference_impl.verify_segment import SegmentFiles
 
 pytestmark = pytest.mark.skipif(
     _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
@@ -302,9 +303,8 @@ def _directory(root) -> dict:
 def _recovered(tmp_path, name: str, data: bytes, interval: int, readable: bool):
     """Log.open of an unclean directory holding ``data`` as its only segment, through one
     path: the log's state, producers, epochs and every file it leaves."""
-    from reference_impl import segment_recovery
-    from reference_impl.config import LogConfig
-    from reference_impl.log import Log
+    from reference_impl import Log, LogConfig
+    from reference_impl.log import segment_recovery
 
     root = tmp_path / name
     directory = root / "topic-0"

@@ -20,8 +20,15 @@ import pytest
 import yaml
 from click.testing import CliRunner
 
-from reference_impl import cli
-from reference_impl.checkpoints import (
+from klogspec import cli
+from klogspec.verify.cli import verify as verify_command
+from klogspec.verify.files import partition_files
+from klogspec.verify.findings import Finding, Severity, rule_for_error
+from klogspec.verify.partition import verify_partition
+from klogspec.verify.run import VerifyStats, discover, verify_paths
+from klogspec.verify.segment import SegmentFiles, verify_segment
+from reference_impl.errors import Category, CorruptRecordError
+from reference_impl.formats.checkpoints import (
     EpochEntry,
     PartitionMetadata,
     TopicPartitionOffset,
@@ -30,10 +37,7 @@ from reference_impl.checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.errors import Category, CorruptRecordError
-from reference_impl.index import (
+from reference_impl.formats.index_entries import (
     AbortedTxn,
     OffsetPosition,
     TimestampOffset,
@@ -41,8 +45,10 @@ from reference_impl.index import (
     encode_offset_index_entry,
     encode_time_index_entry,
 )
-from reference_impl.log import Log
-from reference_impl.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.formats.producer_snapshot import ProducerSnapshotEntry, write_snapshot
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
     ControlRecordType,
@@ -54,11 +60,6 @@ from reference_impl.records import (
 )
 from reference_impl.records.batch import set_base_offset
 from reference_impl.records.checksums import crc32c
-from reference_impl.verify import Finding, Severity, rule_for_error
-from reference_impl.verify_cli import verify as verify_command
-from reference_impl.verify_partition import partition_files, verify_partition
-from reference_impl.verify_run import VerifyStats, discover, verify_paths
-from reference_impl.verify_segment import SegmentFiles, verify_segment
 
 req = pytest.mark.req
 REQUIREMENTS = Path(__file__).parent.parent / "spec" / "requirements.yaml"
@@ -707,7 +708,7 @@ def test_findings_per_rule_are_capped(log_dir, partition):
 def test_the_command_is_registered_as_a_plugin():
     pyproject = tomllib.loads((Path(__file__).parent.parent / "pyproject.toml").read_text())
     declared = pyproject["project"]["entry-points"][cli.COMMAND_GROUP]
-    assert declared["verify"] == "reference_impl.verify_cli:verify"
+    assert declared["verify"] == "klogspec.verify.cli:verify"
     installed = {ep.name: ep.value for ep in entry_points(group=cli.COMMAND_GROUP)}
     if "verify" not in installed:
         pytest.skip("the installed metadata predates verify: run pip install -e .")
@@ -747,9 +748,9 @@ def test_an_unreadable_file_is_exit_status_2(log_dir, partition, monkeypatch):
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("reference_impl.verify_segment.open", refuse, raising=False)
-    # the compiled walk's run (reference_impl/_speedups) opens the .log itself
-    monkeypatch.setattr("reference_impl._speedups.verify_run.open", refuse, raising=False)
+    monkeypatch.setattr("klogspec.verify.segment.open", refuse, raising=False)
+    # the compiled walk's run (klogspec/verify/_compiled_walk.py) opens the .log itself
+    monkeypatch.setattr("klogspec.verify._compiled_walk.open", refuse, raising=False)
     result = run(log_dir, expect=2)
     assert "Permission denied" in result.output
 

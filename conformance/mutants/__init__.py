@@ -16,62 +16,7 @@ of its expected requirement IDs among the failed ones (tests/conformance).
 
 from __future__ import annotations
 
-import contextlib
-import sys
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from unittest import mock
-
-from ..transport import ImplSpec, _python_env
-
-
-@dataclass(frozen=True)
-class Mutant:
-    name: str
-    bug: str
-    expected: frozenset[str]
-    scenarios: tuple[str, ...]
-    patches: Callable[[], list[tuple[object, str, object]]] = field(repr=False)
-
-    @contextlib.contextmanager
-    def applied(self):
-        with contextlib.ExitStack() as stack:
-            for target, attr, value in self.patches():
-                stack.enter_context(mock.patch.object(target, attr, value))
-            yield
-
-    @property
-    def attr(self) -> str:
-        return self.name.replace("-", "_")
-
-    def impl(self, transport: str) -> ImplSpec:
-        if transport == "inproc":
-            return ImplSpec(
-                f"mutant {self.name}", "inproc", factory=f"conformance.mutants:{self.attr}"
-            )
-        command = [sys.executable, "-P", "-m", "conformance.mutants", self.name]
-        return ImplSpec(
-            f"mutant {self.name} (subprocess)", "subprocess", command=command, env=_python_env()
-        )
-
-
-class MutantAdapter:
-    """The reference adapter with the mutant's patch around every call."""
-
-    def __init__(self, mutant: Mutant) -> None:
-        from ..reference import ReferenceAdapter
-
-        self._mutant = mutant
-        self._inner = ReferenceAdapter()
-
-    def __getattr__(self, name: str):
-        method = getattr(self._inner, name)
-
-        def patched(*args, **kwargs):
-            with self._mutant.applied():
-                return method(*args, **kwargs)
-
-        return patched
+from .mutant import Mutant, MutantAdapter
 
 
 def mutants() -> dict[str, Mutant]:

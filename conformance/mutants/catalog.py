@@ -8,14 +8,18 @@ import struct
 from collections import deque
 from pathlib import Path
 
-from reference_impl import (
+import reference_impl.formats.file_naming as naming
+import reference_impl.log.append as log_append
+import reference_impl.log.unified_log as log
+from reference_impl.errors import Category, KafkaLogError, LogOperationError
+from reference_impl.formats.index_entries import AbortedTxn, TimestampOffset
+from reference_impl.log import (
     abstract_index,
     clean_shutdown,
     file_records,
     leader_epoch,
     loader,
     local_log,
-    log,
     log_validator,
     offset_index,
     producer_state,
@@ -25,12 +29,9 @@ from reference_impl import (
     segment,
     time_index,
 )
-from reference_impl import files as naming
-from reference_impl.errors import Category, KafkaLogError, LogOperationError
-from reference_impl.fetch import FetchDataInfo
-from reference_impl.index import AbortedTxn, TimestampOffset
+from reference_impl.log.fetch import FetchDataInfo
 
-from . import Mutant
+from .mutant import Mutant
 
 Seg = segment.LogSegment
 Log = log.Log
@@ -49,10 +50,10 @@ _ORIGINAL = {
     "local_roll": local_log.LocalLog.roll,
     "delete_files": local_log.delete_segment_files,
     "prefix": naming.filename_prefix_from_offset,
-    "recover": loader.recover_segment,
+    "recover": Seg.recover,
     "opening": clean_shutdown.LogDirs.opening,
     "log_roll": Log._roll,
-    "update_producers": log.update_producers,
+    "update_producers": log_append.update_producers,
     "append_data_batch": Append.append_data_batch,
     "read_snapshot": producer_state_manager.read_snapshot,
     "collect_aborted": local_log.LocalLog.collect_aborted_transactions,
@@ -69,8 +70,11 @@ _ORIGINAL = {
 
 
 def _conditions(**replace):
-    """ROLL_CONDITIONS with some conditions replaced (by name)."""
-    table = tuple((name, replace.get(name, holds)) for name, holds in _ORIGINAL["conditions"])
+    """ROLL_CONDITIONS with some conditions' tests replaced (by name)."""
+    table = tuple(
+        dataclasses.replace(c, holds=replace[c.name]) if c.name in replace else c
+        for c in _ORIGINAL["conditions"]
+    )
     return [(roll, "ROLL_CONDITIONS", table)]
 
 
@@ -156,7 +160,7 @@ def _read_with(**override):
 
 
 def _write_checkpoints_without_log_start(self):
-    from reference_impl import checkpoint_files as ckpt
+    from reference_impl.log import checkpoint_files as ckpt
 
     root = self.dir.parent
     ckpt.update_offset(
@@ -214,7 +218,7 @@ def _analyze(**override):
             kwargs["max_message_bytes"] += override["max_message_bytes_delta"]
         return _ORIGINAL["analyze"](records, **kwargs)
 
-    return [(log, "analyze_and_validate_records", analyze)]
+    return [(log_append, "analyze_and_validate_records", analyze)]
 
 
 def _append_refusing_exact_segment(
@@ -697,9 +701,9 @@ CATALOG = (
            lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
     # --- recovery ---
     Mutant("recovery-keeps-torn-batch", "recovery keeps a partial last batch", frozenset({"FRAME-4"}), ("recovery.damage.*",),
-           lambda: [(loader, "recover_segment", _recover_keeping_torn_tail)]),
+           lambda: [(Seg, "recover", _recover_keeping_torn_tail)]),
     Mutant("recovery-drops-valid-batch", "recovery also drops the last valid batch before a bad one", frozenset({"FRAME-7"}), ("recovery.damage.*",),
-           lambda: [(loader, "recover_segment", _recover_dropping_one_more)]),
+           lambda: [(Seg, "recover", _recover_dropping_one_more)]),
     Mutant("recovery-ignores-clean-marker", "every open recovers, clean shutdown or not", frozenset({"CLEAN-1"}), ("recovery.damage.*",),
            lambda: [(clean_shutdown.LogDirs, "opening", _opening_always_unclean)]),
     Mutant("epoch-cache-not-truncated", "truncation leaves the leader epoch cache as it was", frozenset({"LEPOCH-6"}), ("epoch.*",),
@@ -712,7 +716,7 @@ CATALOG = (
     Mutant("older-epoch-accepted", "a batch of an older producer epoch is accepted", frozenset({"PSTATE-5"}), ("producer.epoch.*",),
            lambda: [(Append, "_check_producer_epoch", lambda self, epoch, offset: None)]),
     Mutant("follower-checks-sequences", "follower appends are checked as a client's", frozenset({"PSTATE-8"}), ("producer.follower.*",),
-           lambda: [(log, "update_producers", _update_producers_as_client)]),
+           lambda: [(log_append, "update_producers", _update_producers_as_client)]),
     Mutant("retains-six-batches", "six batches per producer are kept for duplicate detection", frozenset({"PSTATE-2"}), ("producer.duplicate.*",),
            lambda: [(producer_state, "NUM_BATCHES_TO_RETAIN", 6)]),
     Mutant("new-epoch-any-sequence", "a new producer epoch may start at any sequence", frozenset({"PSTATE-7"}), ("producer.epoch.*",),
@@ -737,7 +741,7 @@ CATALOG = (
     Mutant("snapshots-kept-with-deleted-segments", "a deleted segment's snapshot stays", frozenset({"SNAP-B-8"}), ("producer.snapshot.retention",),
            lambda: [(Log, "_delete_producer_snapshots", lambda self, segments: None)]),
     Mutant("recovery-without-producer-state", "recovery replays no batch into the producer state", frozenset({"RECOV-19"}), ("transactions.crash.*", "producer.snapshot.crash-*"),
-           lambda: [(loader, "recover_segment", _recover_without_producer_state)]),
+           lambda: [(Seg, "recover", _recover_without_producer_state)]),
     # --- transactions (TXN-B, READ-21, READ-22) ---
     Mutant("committed-transactions-indexed", "committed transactions go to the .txnindex too", frozenset({"TXN-B-5"}), ("transactions.commit",),
            lambda: [(Seg, "update_txn_index", _index_every_transaction)]),

@@ -177,10 +177,8 @@ class ExampleLog:
 def _write_log(partition: Path):
     """A small log: four segments, three producers (plain, idempotent, transactional with an
     ABORT), leader epochs 0 and 1, then a clean close. Returns (config, number of appends)."""
-    from reference_impl.clock import ManualClock
-    from reference_impl.config import LogConfig
-    from reference_impl.log import Log
-    from reference_impl.log_validator import AppendOrigin
+    from reference_impl import Log, LogConfig, ManualClock
+    from reference_impl.log.log_validator import AppendOrigin
     from reference_impl.records import (
         ControlRecordType,
         SimpleRecord,
@@ -242,8 +240,7 @@ def _listing(folder: Path) -> list[FileInfo]:
 
 def _lookup(partition: Path, config) -> LookupExample:
     """A lookup in the first segment whose answer needs a forward scan past one batch."""
-    from reference_impl.clock import ManualClock
-    from reference_impl.log import Log
+    from reference_impl import Log, ManualClock
 
     log = Log.open(partition, config, ManualClock(T0 + 100_000))
     try:
@@ -281,10 +278,8 @@ def _lookup(partition: Path, config) -> LookupExample:
 def _recovery(partition: Path, config) -> RecoveryExample:
     """An unclean load of a copy of the example whose third segment has one byte flipped,
     with the recovery point inside the second segment."""
-    from reference_impl.clock import ManualClock
-    from reference_impl.load_events import LoadObserver
-    from reference_impl.loader import LoadOptions
-    from reference_impl.log import Log
+    from reference_impl import LoadOptions, Log, ManualClock
+    from reference_impl.log.load_events import LoadObserver
     from reference_impl.records import iter_file_batches
 
     logs = sorted(partition.glob("*.log"))

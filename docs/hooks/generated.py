@@ -39,7 +39,7 @@ def cli_commands(repo: Path) -> tuple[click.Group, dict[str, click.Command]]:
     """The commands of ``klogspec`` in this checkout: the group's own, then the plugins its
     pyproject.toml registers (the installed entry-point metadata may be older or newer than
     the checkout, so it is not asked)."""
-    from reference_impl.cli import main
+    from klogspec.cli import main
 
     ctx = click.Context(main, info_name="klogspec")
     commands = {
@@ -138,7 +138,7 @@ def cli_page(repo: Path) -> str:
         "# CLI reference",
         "",
         "Generated from the `klogspec` command itself when the site was built: the click "
-        "group `reference_impl.cli:main` and the commands other packages register under the "
+        "group `klogspec.cli:main` and the commands other packages register under the "
         "entry-point group `klogspec.commands` (declared in `pyproject.toml`).",
         "",
         _help_markdown(main.help or ""),

@@ -6,6 +6,12 @@ with a few lines at its end, when ``kernels`` is not None. A kernel handles the 
 well-formed case; on anything else it hands the bytes back to the readable function, so
 every error comes from the readable code. tests/test_speedups.py holds the two together.
 
+This package is only the extension and this switch, below every layer of the log (it
+imports nothing of ours). The glue that drives a kernel lives, private, beside the code
+it speeds up: ``records/batch.py`` (the record decoder), ``log/_compiled_recovery.py``
+(LogSegment.recover's walk), ``klogspec/verify/_compiled_walk.py`` (verify's walk) and
+``pipeline/_columnar.py`` (the reader's record columns).
+
 ``kernels`` is None, and every module keeps its readable code, when:
 
 * ``KLOGSPEC_PURE_PYTHON`` is set to anything but ``0`` or the empty string (the CI runs

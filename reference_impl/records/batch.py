@@ -10,9 +10,9 @@ Layout, all big-endian [DefaultRecordBatch.java]::
     21 attributes int16
     23 lastOffsetDelta int32
 
-The CRC starts at attributes, so a broker may rewrite baseOffset and the leader
-epoch without recomputing it (BATCH: CRC coverage). Records are parsed lazily:
-recovery checks only framing and CRC, as Kafka's LogSegment.recover does.
+BATCH-1: every field at the offset above. The CRC starts at attributes (BATCH-3), so a
+broker may rewrite baseOffset and the leader epoch without recomputing it. Records are
+parsed lazily: recovery checks only framing and CRC, as Kafka's LogSegment.recover does.
 """
 
 from __future__ import annotations
@@ -49,7 +49,7 @@ def _invalid(message: str) -> CorruptRecordError:
 
 @dataclass(slots=True)
 class RecordBatch:
-    """A v2 batch as it sits in a .log file: header fields plus its raw bytes."""
+    """A v2 batch as it sits in a .log file: header fields plus its raw bytes (BATCH-1)."""
 
     base_offset: int
     batch_length: int
@@ -82,13 +82,16 @@ class RecordBatch:
             )
         return cls(*HEADER.unpack_from(raw, 0), bytes(raw), position, file)  # fields in order
 
-    # --- attributes (only the low byte is read: BATCH attributes) ---
+    # --- attributes (BATCH-9: only the low byte is read) ---
     @property
     def compression_id(self) -> int:
+        """BATCH-9: the codec bits of the attributes' low byte."""
         return self.attributes & COMPRESSION_CODEC_MASK
 
     @property
     def compression(self) -> Compression:
+        """BATCH-10, COMP-1: the codec of the attribute bits; ids 5 to 7 are
+        ``unsupported_compression``."""
         codec_id = self.attributes & COMPRESSION_CODEC_MASK
         if codec_id <= _LAST_V2_CODEC_ID:  # every batch is checked: skip the call when valid
             return _CODECS[codec_id]
@@ -117,11 +120,13 @@ class RecordBatch:
 
     @property
     def delete_horizon_ms(self) -> int | None:
+        """BATCH-12: baseTimestamp is the delete horizon when attribute bit 6 is set."""
         return self.base_timestamp if self.has_delete_horizon else None
 
     # --- derived offsets and sizes ---
     @property
     def last_offset(self) -> int:
+        """BATCH-5: from the header, never from the records."""
         return self.base_offset + self.last_offset_delta
 
     @property
@@ -134,11 +139,12 @@ class RecordBatch:
 
     @property
     def last_sequence(self) -> int:
+        """BATCH-6: baseSequence advanced by lastOffsetDelta (wrapping), or -1."""
         if self.base_sequence < 0:
             return -1
         return increment_sequence(self.base_sequence, self.last_offset_delta)
 
-    # --- integrity (BATCH: CRC-32C over attributes..end) ---
+    # --- integrity (BATCH-3: CRC-32C over attributes..end) ---
     def compute_crc(self) -> int:
         return crc32c(memoryview(self.raw)[ATTRIBUTES_OFFSET:])
 
@@ -151,7 +157,8 @@ class RecordBatch:
         return self.batch_length + LOG_OVERHEAD >= RECORD_BATCH_OVERHEAD
 
     def ensure_valid(self) -> None:
-        """Kafka's ensureValid: a declared size of at least 61 and a matching CRC."""
+        """Kafka's ensureValid: BATCH-2, a declared size of at least 61 bytes; BATCH-4, a
+        stored CRC equal to the computed one."""
         if self.batch_length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:  # _declared_size_ok
             raise CorruptRecordError(
                 Category.INVALID_BATCH_SIZE,
@@ -173,7 +180,8 @@ class RecordBatch:
 
     # --- records ---
     def records(self, *, decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[Record]:
-        """Decode every record; malformed bytes raise ``invalid_record`` (REC-*)."""
+        """Decode every record (REC-1 to REC-10): BATCH-7, a negative recordsCount is invalid;
+        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it."""
         where = {"file": self.file, "position": self.position, "offset": self.base_offset}
         if self.records_count < 0:
             raise _invalid(f"negative record count {self.records_count}").located(**where)
@@ -194,8 +202,9 @@ class RecordBatch:
 
 
 def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
-    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom, with every reader check:
-    the records of ``batch`` are ``buf[start:]``."""
+    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom: the records of ``batch``
+    are ``buf[start:]``, laid end to end (REC-1), exactly recordsCount of them (REC-10),
+    their offsetDeltas not required to be consecutive (REC-11)."""
     records = []
     pos = start
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
@@ -210,7 +219,8 @@ def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Recor
 
 
 def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | None, int]:
-    """A varint length then that many bytes; a negative length is null (REC: null key/value)."""
+    """A varint length then that many bytes: REC-6, a negative length is null; REC-7, the
+    bytes must not run past the record."""
     size, pos = decode_varint(buf, pos)
     if size < 0:
         return None, pos
@@ -219,9 +229,15 @@ def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | No
     return buf[pos : pos + size], pos + size
 
 
+# A record (record-batch-v2.md Table 2): length varint | attributes int8 | timestampDelta
+# varlong | offsetDelta varint | keyLength varint | key | valueLength varint | value
+# | headersCount varint | (keyLength varint | key | valueLength varint | value)*
 def _decode_record(
     batch: RecordBatch, buf: bytes, pos: int, log_append: bool
 ) -> tuple[Record, int]:
+    """One record from ``pos``: REC-2, its length within the bytes left; REC-3, its fields
+    ending exactly at its length; REC-4, attributes read but unused; REC-5, its offset and
+    CreateTime timestamp from the deltas; BATCH-11, a LogAppendTime batch's maxTimestamp."""
     length, pos = decode_varint(buf, pos)
     end = pos + length
     if length < 0 or end > len(buf):
@@ -250,7 +266,8 @@ def _decode_record(
 
 
 def _read_headers(buf: bytes, p: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
-    """``count`` headers from ``p``, none past ``end``, the record's end."""
+    """``count`` headers from ``p``, none past ``end``, the record's end: REC-8, a count
+    neither negative nor above the bytes left; REC-9, no negative (null) header key."""
     if count < 0 or count > end - p:
         raise _invalid(f"invalid header count {count}")
     headers = []
@@ -354,7 +371,7 @@ def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record
     return records
 
 
-# --- in-place rewrites a broker makes (BATCH: fields outside the CRC) -----------------
+# --- in-place rewrites a broker makes (BATCH-3: fields outside the CRC) ---------------
 
 
 def set_base_offset(raw: bytes, base_offset: int) -> bytes:
@@ -368,7 +385,8 @@ def set_partition_leader_epoch(raw: bytes, epoch: int) -> bytes:
 
 
 def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: int) -> bytes:
-    """DefaultRecordBatch.setMaxTimestamp: attributes bit 3 and maxTimestamp, then a new CRC."""
+    """DefaultRecordBatch.setMaxTimestamp: attributes bit 3 and maxTimestamp (BATCH-13), then
+    a new CRC (BATCH-3)."""
     if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
         raise ValueError("a v2 batch needs CreateTime or LogAppendTime")  # Kafka: IAE
     buf = bytearray(raw)

@@ -1,6 +1,7 @@
 """Writing v2 batches the way Kafka's MemoryRecordsBuilder does (spec/formats/record-batch-v2.md).
 
-The encoder is the decoder's mirror: the same 61-byte header struct, the same
+[clients/.../common/record/MemoryRecordsBuilder.java, DefaultRecord.java writeTo]. The
+encoder is the decoder's mirror: the same 61-byte header struct, the same
 zigzag varints. Byte-for-byte it matches Kafka for uncompressed batches; for
 compressed ones the codec's own output may differ from the JVM's, which is fine
 because readers only require that the stream decodes.
@@ -44,7 +45,8 @@ def encode_record(
     value: bytes | None,
     headers: Sequence[Header] = (),
 ) -> bytes:
-    """One v2 record: varint length, then attributes (0) and the zigzag fields (REC-*)."""
+    """One v2 record: varint length, then attributes (REC-4: 0) and the zigzag fields in the
+    layout of REC-1, null as -1 (REC-6)."""
     body = bytearray(b"\x00")
     body += encode_varlong(timestamp_delta)
     body += encode_varint(offset_delta)
@@ -95,7 +97,9 @@ def build_record_batch(
     delete_horizon_ms: int | None = None,
     empty_max_timestamp: int = NO_TIMESTAMP,
 ) -> bytes:
-    """Encode a v2 batch. With no records this is Kafka's writeEmptyHeader (BATCH: empty batch)."""
+    """Encode a v2 batch (BATCH-1): offset deltas 0 to n-1 (REC-12; a record may name its own,
+    to write hostile batches for tests), maxTimestamp per
+    BATCH-13, CRC-32C per BATCH-3. With no records this is Kafka's writeEmptyHeader (BATCH-8)."""
     if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
         raise ValueError("a v2 batch needs CreateTime or LogAppendTime")
     deltas = [r.offset_delta if r.offset_delta is not None else i for i, r in enumerate(records)]
@@ -148,7 +152,8 @@ def build_control_batch(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     value: bytes | None = None,
 ) -> bytes:
-    """A control batch of one record (CTRL-*). COMMIT/ABORT carry an EndTransactionMarker value.
+    """A control batch of one record (CTRL-1, CTRL-10). COMMIT/ABORT carry an
+    EndTransactionMarker value.
 
     Transaction markers are transactional, uncompressed and have baseSequence -1;
     an ABORT or COMMIT batch is 78 bytes.

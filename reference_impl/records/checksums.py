@@ -2,7 +2,8 @@
 
 v2 batches and producer snapshots use CRC-32C (Castagnoli, java.util.zip.CRC32C);
 legacy v0/v1 messages use CRC-32 (IEEE 802.3, java.util.zip.CRC32). Mixing them up
-is the classic interop bug, so each has one obvious name here.
+is the classic interop bug, so each has one obvious name here [clients/.../common/utils/
+Crc32C.java, Checksums.java].
 
 >>> crc32c(b"Some String")  # Kafka's Crc32CTest#testValue
 608512271

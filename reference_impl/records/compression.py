@@ -55,7 +55,8 @@ _CODECS = tuple(Compression)  # by id: a tuple index is cheaper than Compression
 
 
 def codec_for_id(codec_id: int, magic: int) -> Compression:
-    """Map an attributes codec id to a codec, rejecting ids 5-7 and zstd below v2."""
+    """Map an attributes codec id to a codec (COMP-1), rejecting ids 5-7 (BATCH-10) and zstd
+    below v2 (LEGACY-8) with ``unsupported_compression``."""
     if not 0 <= codec_id < len(_CODECS):
         raise CorruptRecordError(
             Category.UNSUPPORTED_COMPRESSION, f"unknown compression codec id {codec_id}"
@@ -100,6 +101,8 @@ class _Sink:
 
 
 def _gunzip(data: bytes, limit: int) -> bytes:
+    """gzip: COMP-4, a member that does not inflate is corrupt; COMP-5, members concatenated
+    are one stream, which ends quietly at bytes that do not start a member."""
     sink = _Sink("gzip", limit)
     remaining = data
     while True:
@@ -164,11 +167,13 @@ def _unsnappy_block(block, sink: _Sink) -> None:
 
 
 def _unsnappy(data: bytes, limit: int) -> bytes:
+    """snappy: COMP-6, an xerial stream of blocks when it starts with the xerial magic;
+    COMP-7, only that magic is checked; COMP-8, otherwise one raw block."""
     sink = _Sink("snappy", limit)
     if not data.startswith(XERIAL_MAGIC):
-        _unsnappy_block(data, sink)  # COMP: no xerial magic means one raw block
+        _unsnappy_block(data, sink)  # COMP-8: no xerial magic means one raw block
         return sink.result()
-    # COMP: only the 8-byte magic is checked; version fields differ between writers.
+    # COMP-7: only the 8-byte magic is checked; version fields differ between writers.
     pos = XERIAL_HEADER_SIZE
     if len(data) < pos:
         raise _corrupt("snappy", "xerial header is cut short")
@@ -185,7 +190,8 @@ def _unsnappy(data: bytes, limit: int) -> bytes:
 
 
 def xerial_snappy_frame(data: bytes, block_size: int = 32 * 1024) -> bytes:
-    """Frame ``data`` as snappy-java's SnappyOutputStream does (1.1.x: version 1, compat 1)."""
+    """Frame ``data`` as snappy-java's SnappyOutputStream does (COMP-9: 1.1.x's version 1,
+    compat 1)."""
     out = bytearray(XERIAL_MAGIC + struct.pack(">ii", 1, 1))
     for start in range(0, len(data), block_size):
         block = bytes(cramjam.snappy.compress_raw(data[start : start + block_size]))
@@ -212,7 +218,9 @@ def _lz4_header_checksum(header: bytes) -> int:
 
 
 def _parse_lz4_header(data: bytes, magic: int) -> tuple[int, int, int]:
-    """Check Kafka's LZ4 frame header; return (flags, max block size, first block position)."""
+    """Check Kafka's LZ4 frame header (COMP-10: FLG version and reserved bits, independent
+    blocks, BD block size id; COMP-11: the header checksum, not for magic 0); return
+    (flags, max block size, first block position)."""
     if len(data) < 7:
         raise _corrupt("lz4", "frame header cut short")
     (frame_magic,) = struct.unpack_from("<I", data, 0)
@@ -229,13 +237,15 @@ def _parse_lz4_header(data: bytes, magic: int) -> tuple[int, int, int]:
     pos = 6 + (8 if flg & _LZ4_FLG_CONTENT_SIZE else 0)
     if len(data) < pos + 1:
         raise _corrupt("lz4", "frame header cut short")
-    # COMP (quirk): magic-0 writers hashed magic+FLG+BD, so the check is skipped for magic 0.
+    # COMP-11 (quirk): magic-0 writers hashed magic+FLG+BD, so the check is skipped for magic 0.
     if magic >= 1 and data[pos] != _lz4_header_checksum(data[4:pos]):
         raise _corrupt("lz4", "frame header checksum mismatch")
     return flg, 1 << (2 * block_size_id + 8), pos + 1
 
 
 def _unlz4(data: bytes, limit: int, magic: int) -> bytes:
+    """lz4: COMP-13, an optional content size, then blocks up to the end mark, stored or
+    compressed by their size's bit 31."""
     sink = _Sink("lz4", limit)
     flg, max_block, pos = _parse_lz4_header(data, magic)
     scratch = bytearray(max_block)
@@ -269,9 +279,10 @@ def _unlz4(data: bytes, limit: int, magic: int) -> bytes:
 
 
 def kafka_lz4_frame(data: bytes, magic: int = 2) -> bytes:
-    """Frame ``data`` as Kafka's Lz4BlockOutputStream does (64 KiB blocks, no checksums).
+    """Frame ``data`` as Kafka's Lz4BlockOutputStream does (COMP-14: 64 KiB blocks, no
+    checksums).
 
-    For magic 0 the header checksum covers magic+FLG+BD, reproducing Kafka's old bug.
+    For magic 0 the header checksum covers magic+FLG+BD, reproducing Kafka's old bug (COMP-12).
     """
     header = struct.pack("<I", LZ4_MAGIC) + bytes([_KAFKA_LZ4_FLG, _KAFKA_LZ4_BD])
     hashed = header if magic == 0 else header[4:]
@@ -311,6 +322,7 @@ def _zstd_decompressor() -> zstandard.ZstdDecompressor:
 
 
 def _unzstd(data: bytes, limit: int) -> bytes:
+    """zstd: COMP-15, one or more frames decoded as a whole."""
     sink = _Sink("zstd", limit)
     remaining = data
     while remaining:
@@ -340,7 +352,8 @@ def _unzstd(data: bytes, limit: int) -> bytes:
 def decompress(
     codec: Compression, data: bytes, *, limit: int = DEFAULT_DECOMPRESSION_LIMIT, magic: int = 2
 ) -> bytes:
-    """Inflate ``data`` written with ``codec``, never producing more than ``limit`` bytes."""
+    """Inflate ``data`` written with ``codec`` (COMP-2: one stream per batch), never producing
+    more than ``limit`` bytes (COMP-3: ``decompression_limit`` as soon as it would)."""
     data = bytes(data)
     if codec is Compression.NONE:
         return data

@@ -41,7 +41,9 @@ def _invalid(message: str) -> CorruptRecordError:
 
 
 def parse_control_key(key: bytes | None) -> ControlRecordType:
-    """Read a control record key; an unknown type id is UNKNOWN, as in Kafka (CTRL-*)."""
+    """Read a control record key (CTRL-1): CTRL-2, null or under 4 bytes is invalid; CTRL-3,
+    a negative version is invalid; CTRL-4, a version above 0 reads as 0 and bytes after the
+    first 4 are ignored; CTRL-5, a type id outside 0 to 6 is UNKNOWN, as in Kafka."""
     if key is None or len(key) < CONTROL_KEY.size:
         raise _invalid(f"control record key of {0 if key is None else len(key)} bytes (< 4)")
     version, type_id = CONTROL_KEY.unpack_from(key, 0)
@@ -54,13 +56,17 @@ def parse_control_key(key: bytes | None) -> ControlRecordType:
 
 
 def encode_control_key(control_type: ControlRecordType) -> bytes:
+    """CTRL-1: version 0 and the type id."""
     if control_type is ControlRecordType.UNKNOWN:
         raise ValueError("UNKNOWN control records cannot be written")
     return CONTROL_KEY.pack(CURRENT_VERSION, int(control_type))
 
 
 def parse_end_txn_marker(key: bytes | None, value: bytes | None) -> EndTransactionMarker:
-    """Decode a COMMIT/ABORT marker record's key and value."""
+    """Decode a COMMIT/ABORT marker record's key and value: CTRL-9, only those two types carry
+    one; CTRL-6, a null value or one under 6 bytes is invalid; CTRL-7, a negative version
+    is invalid; CTRL-8, a version above 0 reads as 0 and bytes after the first 6 are
+    ignored."""
     control_type = parse_control_key(key)
     if control_type not in (ControlRecordType.ABORT, ControlRecordType.COMMIT):
         raise _invalid(f"{control_type.name} is not a transaction marker")
@@ -75,4 +81,5 @@ def parse_end_txn_marker(key: bytes | None, value: bytes | None) -> EndTransacti
 
 
 def encode_end_txn_marker(coordinator_epoch: int) -> bytes:
+    """CTRL-10's marker value: version 0 and the coordinator epoch."""
     return END_TXN_MARKER.pack(CURRENT_VERSION, coordinator_epoch)

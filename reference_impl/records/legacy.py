@@ -1,11 +1,11 @@
-"""Legacy messages, magic 0 and 1 (spec/formats/legacy-message.md, LEGACY-*).
+"""Legacy messages, magic 0 and 1 (spec/formats/legacy-message.md, LEGACY-1 to LEGACY-20).
 
-Each legacy entry in a .log file is one message [LegacyRecord.java]::
+Each legacy entry in a .log file is one message (LEGACY-1) [LegacyRecord.java]::
 
     offset int64 | size int32 | crc uint32 | magic int8 | attributes int8
     | timestamp int64 (v1 only) | keyLength int32 | key | valueLength int32 | value
 
-The CRC is CRC-32 (IEEE) over magic..end of value. A compressed *wrapper*
+The CRC is CRC-32 (IEEE) over magic..end of value (LEGACY-3). A compressed *wrapper*
 message holds, as its value, a compressed stream of inner entries; its own offset
 is that of the **last** inner message, and v1 inner offsets are relative
 [AbstractLegacyRecordBatch.java].
@@ -60,7 +60,9 @@ class LegacyBatch:
 
     @classmethod
     def from_bytes(cls, raw: bytes, *, position: int = 0, file: str | None = None) -> LegacyBatch:
-        """Parse one whole entry; key/value lengths are checked against the entry (LEGACY-*)."""
+        """Parse one whole entry: LEGACY-2, a size below its magic's overhead is
+        ``invalid_batch_size``; LEGACY-5, null or bounded key and value; LEGACY-20, bytes
+        after the value are ignored."""
         where = {"file": file, "position": position}
         if len(raw) < ENTRY_HEADER.size:
             raise CorruptRecordError(Category.TRUNCATED_BATCH, "legacy entry cut short", **where)
@@ -95,6 +97,7 @@ class LegacyBatch:
 
     @property
     def compression(self) -> Compression:
+        """LEGACY-8: codec ids 4 (zstd) to 7 are ``unsupported_compression`` below magic 2."""
         try:
             return codec_for_id(self.compression_id, self.magic)
         except KafkaLogError as exc:
@@ -102,6 +105,7 @@ class LegacyBatch:
 
     @property
     def timestamp_type(self) -> TimestampType:
+        """LEGACY-6: NoTimestampType for magic 0, else attribute bit 3."""
         if self.magic == 0:
             return TimestampType.NO_TIMESTAMP_TYPE
         if self.attributes & TIMESTAMP_TYPE_MASK:
@@ -114,6 +118,7 @@ class LegacyBatch:
 
     @property
     def last_offset(self) -> int:
+        """LEGACY-7: the entry's offset field."""
         return self.offset
 
     @property
@@ -148,6 +153,7 @@ class LegacyBatch:
         return self.compute_crc() == self.crc
 
     def ensure_valid(self) -> None:
+        """LEGACY-4: the stored CRC-32 must equal the computed one."""
         computed = self.compute_crc()
         if computed != self.crc:
             raise CorruptRecordError(
@@ -186,7 +192,10 @@ def _read_blob(raw: bytes, pos: int, what: str) -> tuple[bytes | None, int]:
 
 
 def _inner_records(wrapper: LegacyBatch, limit: int) -> list[Record]:
-    """AbstractLegacyRecordBatch.DeepRecordsIterator (LEGACY-*: wrapper rules)."""
+    """AbstractLegacyRecordBatch.DeepRecordsIterator: LEGACY-9, a wrapper with a null value or
+    no whole inner entry is invalid; LEGACY-10, an inner size below 14 is
+    ``invalid_batch_size``; LEGACY-11, a partial trailing inner entry ends the stream;
+    LEGACY-12, a compressed inner message is invalid; LEGACY-19, each inner CRC is checked."""
     if wrapper.value is None:
         raise _invalid("compressed wrapper message has a null value")
     stream = decompress(wrapper.compression, wrapper.value, limit=limit, magic=wrapper.magic)
@@ -210,6 +219,10 @@ def _inner_records(wrapper: LegacyBatch, limit: int) -> list[Record]:
 
 
 def _absolute(wrapper: LegacyBatch, inner: LegacyBatch, last_inner_offset: int) -> Record:
+    """An inner message's offset and timestamp: LEGACY-13, magic 0 offsets are absolute;
+    LEGACY-14, magic 1 ones relative to the wrapper's; LEGACY-15, as they are under a wrapper
+    of offset 0; LEGACY-16, a wrapper offset below the last inner offset is invalid;
+    LEGACY-17, a LogAppendTime wrapper's timestamp for every inner message."""
     offset = inner.offset
     if wrapper.magic == 1 and wrapper.offset != 0:
         # v1 inner offsets are relative; wrapper offset 0 (some librdkafka) means "as is".
@@ -236,7 +249,8 @@ def encode_message(
     timestamp: int = NO_TIMESTAMP,
     attributes: int = 0,
 ) -> bytes:
-    """One legacy entry (offset, size, message) with its CRC-32 (LEGACY-*)."""
+    """One legacy entry (offset, size, message) in the layout of LEGACY-1, with its CRC-32
+    (LEGACY-3)."""
     if magic not in (0, 1):
         raise ValueError(f"legacy magic must be 0 or 1, not {magic}")
     if magic == 1 and timestamp < 0 and timestamp != NO_TIMESTAMP:
@@ -261,7 +275,7 @@ def build_legacy_message_set(
 ) -> bytes:
     """Encode records as MemoryRecordsBuilder does for magic 0/1.
 
-    Uncompressed: one entry per record at consecutive offsets. Compressed: one
+    Uncompressed: one entry per record at consecutive offsets. Compressed (LEGACY-18): one
     wrapper whose offset is the last inner offset; v1 inner offsets are 0..n-1.
     """
     codec_for_id(int(compression), magic)  # zstd below v2 is refused here too

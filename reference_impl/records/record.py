@@ -2,7 +2,8 @@
 
 A *record* is what a producer sent (key, value, headers, timestamp); the batch it
 sits in decides its offset and, for LogAppendTime, its timestamp. These are plain
-immutable values: decoders produce them, encoders take ``SimpleRecord``.
+immutable values: decoders produce them, encoders take ``SimpleRecord``
+[clients/.../common/record/Record.java, SimpleRecord.java, TimestampType.java].
 """
 
 from __future__ import annotations
@@ -11,12 +12,13 @@ from dataclasses import dataclass, field
 from enum import IntEnum
 from typing import NamedTuple
 
+from ..constants import INT32_MAX
+
 NO_TIMESTAMP = -1
 NO_PRODUCER_ID = -1
 NO_PRODUCER_EPOCH = -1
 NO_SEQUENCE = -1
 NO_PARTITION_LEADER_EPOCH = -1
-INT32_MAX = 2**31 - 1
 
 
 class TimestampType(IntEnum):

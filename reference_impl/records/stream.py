@@ -1,12 +1,19 @@
-"""Walking the entries of a .log file (spec/formats/log-file.md, FRAME-*).
+"""Walking the entries of a .log file (spec/formats/log-file.md, FRAME-1 to FRAME-12).
 
-A .log file is a bare concatenation of entries, each ``offset int64 | size int32 |
-... magic int8 at byte 16`` [FileLogInputStream.java]. The reader rules:
+A .log file is a bare concatenation of entries (FRAME-1), each
+``offset int64 | size int32 | ... magic int8 at byte 16`` [FileLogInputStream.java]::
 
-* 17 or fewer bytes left: stop quietly (FRAME: short tail);
-* a declared size below 14: the file is corrupt (``invalid_batch_size``);
-* an entry only partly present: stop quietly (a torn write or a preallocated tail);
-* magic 0 or 1: a legacy message; magic 2: a v2 batch; anything else: ``bad_magic``.
+    log   := entry*              the first at position 0, each next at position + 12 + size
+    entry := offset int64 | size int32 | partitionLeaderEpoch-or-crc int32 | magic int8 | ...
+
+The reader rules:
+
+* 17 or fewer bytes left: stop quietly (FRAME-2: a short tail);
+* a declared size below 14: the file is corrupt (FRAME-3, ``invalid_batch_size``);
+* an entry only partly present: stop quietly (FRAME-4: a torn write or a preallocated
+  tail; FRAME-8: zeros are no end marker);
+* magic 0 or 1: a legacy message; magic 2: a v2 batch (FRAME-5); anything else:
+  ``bad_magic`` (FRAME-6).
 
 No CRC is checked while walking; callers that need it call ``ensure_valid()``.
 The scanner reads a file in large chunks, so memory stays bounded by the chunk
@@ -78,7 +85,8 @@ class _FileSource:
 
 class BatchScanner:
     """Iterates the whole entries of ``[start, end)``; afterwards ``valid_bytes`` is where
-    the last whole entry ended and ``end`` the logical end (trailing bytes = end - valid_bytes).
+    the last whole entry ended (FRAME-7) and ``end`` the logical end (trailing bytes = end -
+    valid_bytes).
 
     Two optional checks need context the bytes do not carry: ``max_message_bytes``
     (FRAME-11) and the segment's ``base_offset`` for the relative-offset range (FRAME-12).
@@ -161,7 +169,7 @@ def offset_range_problem(batch: Batch, base_offset: int) -> CorruptRecordError |
 
 
 def parse_entry(raw: bytes, magic: int, *, position: int, file: str | None, offset: int) -> Batch:
-    """Dispatch one whole entry on its magic byte."""
+    """Dispatch one whole entry on its magic byte (FRAME-5, FRAME-6)."""
     if magic in (0, 1):
         return LegacyBatch.from_bytes(raw, position=position, file=file)
     if magic == 2:
@@ -192,7 +200,8 @@ def iter_file_batches(
 
 
 def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:
-    """Decode exactly one entry from memory; a short buffer is ``truncated_batch``."""
+    """Decode exactly one entry from memory (FRAME-10): a short buffer is ``truncated_batch``,
+    a size below 14 ``invalid_batch_size`` (FRAME-3) before the length check."""
     if len(data) - position < HEADER_SIZE_UP_TO_MAGIC:
         raise CorruptRecordError(
             Category.TRUNCATED_BATCH, "fewer than 17 bytes", file=file, position=position

@@ -45,7 +45,9 @@ def _decode_unsigned(buf, pos: int, max_bytes: int, what: str) -> tuple[int, int
 def decode_varint(buf, pos: int) -> tuple[int, int]:
     """Decode a zigzag varint (int32) at ``pos``; return ``(value, next_pos)``.
 
-    VARINT-1, VARINT-3: at most 5 bytes; the value is taken modulo 2**32 as Java does.
+    VARINT-1, VARINT-3: at most 5 bytes; the value is taken modulo 2**32 as Java does;
+    VARINT-2, a fifth byte with its top bit set is ``invalid_record``; VARINT-5, so is a
+    varint cut off by the end of the buffer.
     """
     if pos < len(buf) and buf[pos] < 0x80:  # one-byte fast path: most deltas and lengths
         raw = buf[pos]
@@ -56,7 +58,10 @@ def decode_varint(buf, pos: int) -> tuple[int, int]:
 
 
 def decode_varlong(buf, pos: int) -> tuple[int, int]:
-    """Decode a zigzag varlong (int64) at ``pos``; return ``(value, next_pos)``. VARINT-2."""
+    """Decode a zigzag varlong (int64) at ``pos``; return ``(value, next_pos)``.
+
+    VARINT-1, VARINT-3: at most 10 bytes, the value taken modulo 2**64; VARINT-2, a tenth
+    byte with its top bit set is ``invalid_record``; VARINT-5, so is one cut off."""
     if pos < len(buf) and buf[pos] < 0x80:
         raw = buf[pos]
         return (raw >> 1) ^ -(raw & 1), pos + 1
@@ -81,14 +86,14 @@ def _encode_unsigned(value: int) -> bytes:
 
 
 def encode_varint(value: int) -> bytes:
-    """Encode an int32 as a zigzag varint (VARINT-1)."""
+    """Encode an int32 as a zigzag varint (VARINT-1), in its shortest form (VARINT-4)."""
     if not INT32_MIN <= value <= INT32_MAX:
         raise ValueError(f"varint out of int32 range: {value}")
     return _encode_unsigned(((value << 1) ^ (value >> 31)) & 0xFFFFFFFF)
 
 
 def encode_varlong(value: int) -> bytes:
-    """Encode an int64 as a zigzag varlong (VARINT-2)."""
+    """Encode an int64 as a zigzag varlong (VARINT-1), in its shortest form (VARINT-4)."""
     if not INT64_MIN <= value <= INT64_MAX:
         raise ValueError(f"varlong out of int64 range: {value}")
     return _encode_unsigned(((value << 1) ^ (value >> 63)) & 0xFFFFFFFFFFFFFFFF)

@@ -13,7 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 from conformance.reference import FEATURES, ReferenceAdapter
-from reference_impl.leader_epoch import LeaderEpochFileCache
+from reference_impl.log.leader_epoch import LeaderEpochFileCache
 
 NO_EPOCH_FEATURES = [f for f in FEATURES if f != "leader_epoch_checkpoint"]
 

@@ -14,7 +14,7 @@ from __future__ import annotations
 from unittest import mock
 
 from conformance.reference import ReferenceAdapter
-from reference_impl.producer_state_manager import ProducerStateManager
+from reference_impl.log.producer_state_manager import ProducerStateManager
 
 OLD_FEATURES = [
     "compression",

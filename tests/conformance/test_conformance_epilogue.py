@@ -114,7 +114,7 @@ def test_only_the_epilogue_sees_a_close_time_bug(name, scenario_id, rule, transp
     mutant = mutants()[name]
     scenarios, _ = select([scenario_id])
     with monkeypatch.context() as patch:
-        patch.setattr(runner_module, "run_epilogue", lambda run: None)
+        patch.setattr(runner_module.Run, "run_epilogue", lambda run: None)
         assert run_suite(mutant.impl(transport), scenarios).count("passed") == 1
     suite = run_suite(mutant.impl(transport), scenarios)
     (outcome,) = suite.outcomes

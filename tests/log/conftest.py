@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.clock import ManualClock
+from reference_impl.log.clock import ManualClock
 
 from .support import MOCK_TIME_START
 

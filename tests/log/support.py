@@ -4,24 +4,24 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from reference_impl.abstract_index import LazyIndex
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.fetch import FetchDataInfo
-from reference_impl.file_records import FileRecords
-from reference_impl.files import (
+from reference_impl.formats.file_naming import (
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
     txn_index_file_name,
 )
-from reference_impl.log import Log
-from reference_impl.offset_index import OffsetIndex
+from reference_impl.log.abstract_index import LazyIndex
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.fetch import FetchDataInfo
+from reference_impl.log.file_records import FileRecords
+from reference_impl.log.offset_index import OffsetIndex
+from reference_impl.log.segment import LogSegment
+from reference_impl.log.time_index import TimeIndex
+from reference_impl.log.transaction_index import TransactionIndex
+from reference_impl.log.unified_log import Log
 from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
 from reference_impl.records.record import NO_TIMESTAMP, Record
-from reference_impl.segment import LogSegment
-from reference_impl.time_index import TimeIndex
-from reference_impl.transaction_index import TransactionIndex
 
 MOCK_TIME_START = 1_700_000_000_000  # MockTime starts at a real-looking time
 

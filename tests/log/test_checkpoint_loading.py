@@ -6,10 +6,10 @@ import os
 
 import pytest
 
-from reference_impl import checkpoint_files
-from reference_impl.checkpoint_files import write_atomically
-from reference_impl.checkpoints import EpochEntry
-from reference_impl.leader_epoch import LeaderEpochFileCache
+from reference_impl.formats.checkpoints import EpochEntry
+from reference_impl.log import checkpoint_files
+from reference_impl.log.checkpoint_files import write_atomically
+from reference_impl.log.leader_epoch import LeaderEpochFileCache
 
 
 @pytest.mark.req("CKPT-8")

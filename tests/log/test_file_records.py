@@ -6,9 +6,10 @@ import os
 
 import pytest
 
-from reference_impl import file_records as file_records_module
+from reference_impl.constants import INT32_MAX
 from reference_impl.errors import CorruptRecordError, KafkaLogError
-from reference_impl.file_records import INT32_MAX, FileRecords, LogOffsetPosition
+from reference_impl.log import file_records as file_records_module
+from reference_impl.log.file_records import FileRecords, LogOffsetPosition
 from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
 
 VALUES = [b"abcd", b"efgh", b"ijkl"]

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.checkpoints import EpochEntry, read_leader_epoch_checkpoint
-from reference_impl.leader_epoch import LeaderEpochFileCache
+from reference_impl.formats.checkpoints import EpochEntry, read_leader_epoch_checkpoint
+from reference_impl.log.leader_epoch import LeaderEpochFileCache
 
 
 @pytest.fixture

@@ -4,16 +4,16 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.config import LogConfig
-from reference_impl.deletion import delete_segment_files
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.fetch import LogOffsetMetadata
-from reference_impl.files import DELETED_FILE_SUFFIX
-from reference_impl.local_log import LocalLog
-from reference_impl.log_segments import LogSegments
+from reference_impl.formats.file_naming import DELETED_FILE_SUFFIX
+from reference_impl.log.config import LogConfig
+from reference_impl.log.deletion import delete_segment_files
+from reference_impl.log.fetch import LogOffsetMetadata
+from reference_impl.log.local_log import LocalLog
+from reference_impl.log.log_segments import LogSegments
+from reference_impl.log.scheduler import Scheduler
+from reference_impl.log.segment import LogSegment
 from reference_impl.records import SimpleRecord, build_record_batch
-from reference_impl.scheduler import Scheduler
-from reference_impl.segment import LogSegment
 
 from .support import records_of
 

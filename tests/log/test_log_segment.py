@@ -5,19 +5,19 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.abstract_index import LazyIndex
-from reference_impl.checkpoints import EpochEntry
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.fetch import LogOffsetMetadata
-from reference_impl.file_records import FileRecords
-from reference_impl.leader_epoch import LeaderEpochFileCache
-from reference_impl.offset_index import OffsetIndex
-from reference_impl.roll import RollParams
-from reference_impl.segment import LogSegment
-from reference_impl.time_index import TimeIndex
-from reference_impl.transaction_index import TransactionIndex
+from reference_impl.formats.checkpoints import EpochEntry
+from reference_impl.log.abstract_index import LazyIndex
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.fetch import LogOffsetMetadata
+from reference_impl.log.file_records import FileRecords
+from reference_impl.log.leader_epoch import LeaderEpochFileCache
+from reference_impl.log.offset_index import OffsetIndex
+from reference_impl.log.roll import RollParams
+from reference_impl.log.segment import LogSegment
+from reference_impl.log.time_index import TimeIndex
+from reference_impl.log.transaction_index import TransactionIndex
 
 from .support import batch, create_segment, legacy_records, offsets_of, records_of
 

@@ -6,7 +6,7 @@ from types import SimpleNamespace
 
 import pytest
 
-from reference_impl.log_segments import LogSegments
+from reference_impl.log.log_segments import LogSegments
 
 from .support import create_segment
 

@@ -42,19 +42,19 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from reference_impl.checkpoint_files import (
+from reference_impl.errors import Category, KafkaLogError
+from reference_impl.formats.index_entries import AbortedTxn
+from reference_impl.log.checkpoint_files import (
     LOG_START_OFFSET_CHECKPOINT,
     RECOVERY_POINT_CHECKPOINT,
     read_offsets_or_empty,
 )
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.errors import Category, KafkaLogError
-from reference_impl.fetch import FetchIsolation
-from reference_impl.index import AbortedTxn
-from reference_impl.loader import LoadOptions
-from reference_impl.log import Log
-from reference_impl.log_validator import AppendOrigin
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.fetch import FetchIsolation
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
     ControlRecordType,

@@ -6,10 +6,10 @@ import random
 
 import pytest
 
-from reference_impl import abstract_index
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
-from reference_impl.index import OffsetPosition
-from reference_impl.offset_index import OffsetIndex
+from reference_impl.formats.index_entries import OffsetPosition
+from reference_impl.log import abstract_index
+from reference_impl.log.offset_index import OffsetIndex
 
 BASE_OFFSET = 45
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 
 import pytest
 
+from reference_impl.constants import INT32_MAX
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.fetch import FetchIsolation
-from reference_impl.log_validator import AppendOrigin
-from reference_impl.producer_state import INT32_MAX, NUM_BATCHES_TO_RETAIN
+from reference_impl.log.fetch import FetchIsolation
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.producer_state import NUM_BATCHES_TO_RETAIN
 from reference_impl.records import SimpleRecord, build_record_batch
 from reference_impl.records.control import (
     ControlRecordType,

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.log_validator import AppendOrigin
-from reference_impl.producer_state_manager import ProducerStateManager
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.producer_state_manager import ProducerStateManager
 from reference_impl.records import RecordBatch, SimpleRecord, build_record_batch
 from reference_impl.records.control import (
     ControlRecordType,

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
-from reference_impl.index import TimestampOffset
-from reference_impl.time_index import TimeIndex
+from reference_impl.formats.index_entries import TimestampOffset
+from reference_impl.log.time_index import TimeIndex
 
 MAX_ENTRIES = 30
 BASE_OFFSET = 45

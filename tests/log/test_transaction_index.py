@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from reference_impl.errors import CorruptIndexError
-from reference_impl.index import AbortedTxn
-from reference_impl.transaction_index import TransactionIndex
+from reference_impl.formats.index_entries import AbortedTxn
+from reference_impl.log.transaction_index import TransactionIndex
 
 TXNS = [
     AbortedTxn(0, 0, 10, 11),

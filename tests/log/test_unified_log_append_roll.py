@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.log import Log
+from reference_impl.log.config import LogConfig
+from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
     SimpleRecord,
@@ -579,7 +579,7 @@ def test_invalid_config_is_refused():
 
 @pytest.mark.req("FLUSH-1", "FLUSH-2")
 def test_flush_fsyncs_before_moving_the_recovery_point(tmp_path, clock, monkeypatch):
-    from reference_impl.file_records import FileRecords
+    from reference_impl.log.file_records import FileRecords
 
     synced = []
     real = FileRecords.flush

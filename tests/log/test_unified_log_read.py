@@ -5,25 +5,19 @@ from __future__ import annotations
 
 import pytest
 
+from klogspec.dump.index_checks import BatchSpan, verify_offset_index, verify_time_index
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.file_records import TimestampAndOffset
-from reference_impl.index import (
-    BatchSpan,
-    read_offset_index,
-    read_time_index,
-    until_stop,
-    verify_offset_index,
-    verify_time_index,
-)
-from reference_impl.log import Log
-from reference_impl.records import Compression, SimpleRecord, build_record_batch
-from reference_impl.timestamp_lookup import (
+from reference_impl.formats.index_entries import read_offset_index, read_time_index, until_stop
+from reference_impl.log.file_records import TimestampAndOffset
+from reference_impl.log.timestamp_lookup import (
     EARLIEST_LOCAL_TIMESTAMP,
     EARLIEST_TIMESTAMP,
     LATEST_TIERED_TIMESTAMP,
     LATEST_TIMESTAMP,
     MAX_TIMESTAMP,
 )
+from reference_impl.log.unified_log import Log
+from reference_impl.records import Compression, SimpleRecord, build_record_batch
 
 from .support import batch, create_log, create_segment, offsets_of, records_of, singleton_records
 

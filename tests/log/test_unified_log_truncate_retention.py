@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.checkpoints import EpochEntry
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.log import Log
+from reference_impl.formats.checkpoints import EpochEntry
+from reference_impl.log.config import LogConfig
+from reference_impl.log.unified_log import Log
 
 from .support import batch, create_log, offsets_of, singleton_records
 

@@ -8,8 +8,8 @@ import random
 import struct
 from pathlib import Path
 
-from reference_impl.checkpoints import TopicPartitionOffset, write_offset_checkpoint
-from reference_impl.index import (
+from reference_impl.formats.checkpoints import TopicPartitionOffset, write_offset_checkpoint
+from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
     encode_offset_index_entry,

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl.verify_cli import verify
+from klogspec.verify.cli import verify
 
 JOBS = Path(__file__).resolve().parents[2] / "pipeline" / "jobs.py"
 

@@ -12,10 +12,10 @@ import pytest
 from click.testing import CliRunner
 from pipeline_trees import batch_positions, build_log_dir, data_batch, flip_byte, write_segment
 
+from klogspec.verify.cli import verify
 from pipeline.cli import scan
 from pipeline.scan import FINDING_COLUMNS, SEGMENT_COLUMNS
 from reference_impl.records.checksums import crc32c
-from reference_impl.verify_cli import verify
 
 pytestmark = pytest.mark.spark
 

@@ -6,14 +6,14 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl import checkpoint_files as ckpt
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.load_events import LoadObserver, Reason
-from reference_impl.log import Log
+from klogspec.verify.findings import Severity
+from klogspec.verify.run import verify_paths
+from reference_impl.log import checkpoint_files as ckpt
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.load_events import LoadObserver, Reason
+from reference_impl.log.unified_log import Log
 from reference_impl.records import SimpleRecord, build_record_batch, iter_batches
-from reference_impl.verify import Severity
-from reference_impl.verify_run import verify_paths
 
 from .fault_fs import Snapshot, materialize
 from .support import MOCK_TIME_START, PARTITION, TOPIC, open_log, partition_dir
@@ -52,7 +52,7 @@ def checkpoint_offset(snapshot: Snapshot, name: str) -> int | None:
     data = snapshot.get(name)
     if data is None:
         return None
-    from reference_impl.checkpoints import read_offset_checkpoint
+    from reference_impl.formats.checkpoints import read_offset_checkpoint
 
     entries = read_offset_checkpoint(data)
     return next((e.offset for e in entries if (e.topic, e.partition) == (TOPIC, PARTITION)), None)

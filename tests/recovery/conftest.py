@@ -20,7 +20,7 @@ def no_fsync():
 @pytest.fixture
 def clock():
     """Kafka's MockTime."""
-    from reference_impl.clock import ManualClock
+    from reference_impl.log.clock import ManualClock
 
     from .support import MOCK_TIME_START
 

@@ -5,12 +5,12 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from reference_impl import checkpoint_files as ckpt
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.load_events import LoadObserver, Reason
-from reference_impl.loader import LoadOptions
-from reference_impl.log import Log
+from reference_impl.log import checkpoint_files as ckpt
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.load_events import LoadObserver, Reason
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.unified_log import Log
 from reference_impl.records import SimpleRecord, build_record_batch
 
 MOCK_TIME_START = 1_700_000_000_000

@@ -20,9 +20,9 @@ from dataclasses import replace
 
 import pytest
 
-from reference_impl.config import LogConfig
+from klogspec.recover.cli import recover_partition
+from reference_impl.log.config import LogConfig
 from reference_impl.records import iter_batches
-from reference_impl.recover_cli import recover_partition
 
 from .checks import (
     Counts,

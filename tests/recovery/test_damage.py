@@ -18,8 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl.clock import ManualClock
-from reference_impl.files import (
+from klogspec.recover.cli import recover_partition
+from klogspec.recover.quarantine import MANIFEST
+from klogspec.verify.findings import Severity
+from klogspec.verify.run import verify_paths
+from reference_impl.formats.file_naming import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     SWAP_FILE_SUFFIX,
@@ -27,11 +30,8 @@ from reference_impl.files import (
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.quarantine import MANIFEST
+from reference_impl.log.clock import ManualClock
 from reference_impl.records import iter_batches
-from reference_impl.recover_cli import recover_partition
-from reference_impl.verify import Severity
-from reference_impl.verify_run import verify_paths
 
 from .checks import Counts, check_appends_and_verify, checkpoint_offset, last_offset, recover
 from .fault_fs import Snapshot, materialize

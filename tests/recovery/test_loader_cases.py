@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.file_records import FileRecords
-from reference_impl.files import (
+from reference_impl.formats.file_naming import (
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.load_events import LoadObserver, Reason
+from reference_impl.log.config import LogConfig
+from reference_impl.log.file_records import FileRecords
+from reference_impl.log.load_events import LoadObserver, Reason
 from reference_impl.records import iter_batches
 
 from .support import (
@@ -53,8 +53,8 @@ def test_checkpoints_that_do_not_parse_read_as_zero(tmp_path, clock):
 
 @pytest.mark.req("LOAD-15", "RECOV-4")
 def test_corrupt_transaction_index_recovers_the_segment(tmp_path, clock):
-    from reference_impl.files import txn_index_file_name
-    from reference_impl.index import AbortedTxn, encode_aborted_txn
+    from reference_impl.formats.file_naming import txn_index_file_name
+    from reference_impl.formats.index_entries import AbortedTxn, encode_aborted_txn
 
     log = crashed_log(tmp_path, clock)
     base = log.log_segments()[1].base_offset
@@ -101,8 +101,8 @@ def test_offsets_that_go_back_empty_the_segment(tmp_path, clock):
 def test_what_recovery_does_not_see(tmp_path, clock):
     """baseOffset and partitionLeaderEpoch are outside the CRC: a changed base offset that no
     index entry meets stays (verify reports it, FRAME-13); a larger epoch enters the cache."""
+    from klogspec.verify.run import verify_paths
     from reference_impl.records.batch import set_base_offset, set_partition_leader_epoch
-    from reference_impl.verify_run import verify_paths
 
     log = crashed_log(
         tmp_path, clock, config=small_config(segment_bytes=250, index_interval_bytes=10**6)
@@ -126,7 +126,7 @@ def test_zeros_after_a_clean_shutdown(tmp_path, clock, zeros):
     """A clean load reads the last segment's batches for its next offset but recovers
     nothing: 17 zero bytes or fewer end the scan quietly, more fail the load
     (``invalid_batch_size``), as in Kafka; ``klogspec recover`` cuts them."""
-    from reference_impl.recover_cli import recover_partition
+    from klogspec.recover.cli import recover_partition
 
     log = open_log(tmp_path, clock, small_config(), clean=None)
     for i in range(3):

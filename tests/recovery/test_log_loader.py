@@ -7,15 +7,15 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.checkpoints import EpochEntry
 from reference_impl.errors import InvalidFileNameError
-from reference_impl.files import (
+from reference_impl.formats.checkpoints import EpochEntry
+from reference_impl.formats.file_naming import (
     DELETED_FILE_SUFFIX,
     log_file_name,
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.load_events import LoadObserver, Reason
+from reference_impl.log.load_events import LoadObserver, Reason
 from reference_impl.records import (
     SimpleRecord,
     build_legacy_message_set,
@@ -462,8 +462,8 @@ def test_epoch_cache_truncated_to_the_log_after_a_crash(tmp_path, clock):
 def test_load_partition_dir_with_no_segments_should_not_throw(tmp_path, clock):
     dir = tmp_path / "foo-3.0123456789abcdef0123456789abcdef-delete"
     dir.mkdir()
-    from reference_impl.loader import LoadOptions
-    from reference_impl.log import Log
+    from reference_impl.log.loader import LoadOptions
+    from reference_impl.log.unified_log import Log
 
     log = Log.open(dir, small_config(), clock, load=LoadOptions(had_clean_shutdown=False))
     assert log.number_of_segments == 1
@@ -541,7 +541,7 @@ def test_reopen_then_truncate(tmp_path, clock):
 def test_clean_shutdown_file_with_broker_epoch(tmp_path, clock):
     """LogManagerTest: the marker a shutdown writes reads back; the reference has no broker, so
     its epoch is -1 (LogManager.shutdown's default)."""
-    from reference_impl.checkpoints import CleanShutdown, read_clean_shutdown
+    from reference_impl.formats.checkpoints import CleanShutdown, read_clean_shutdown
 
     open_log(tmp_path, clock, clean=None).close()
     marker = tmp_path / ".kafka_cleanshutdown"

@@ -9,13 +9,13 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
-from reference_impl.quarantine import MANIFEST, QUARANTINE_DIR
+from klogspec.recover.cli import recover as recover_command
+from klogspec.recover.quarantine import MANIFEST, QUARANTINE_DIR
+from klogspec.verify.findings import Severity
+from klogspec.verify.run import verify_paths
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
 from reference_impl.records import SimpleRecord, build_record_batch
-from reference_impl.recover_cli import recover as recover_command
-from reference_impl.verify import Severity
-from reference_impl.verify_run import verify_paths
 
 from .support import MOCK_TIME_START, files_of, open_log, partition_dir, record
 
@@ -180,8 +180,8 @@ def test_a_log_directory_recovers_each_partition(tmp_path):
     build(tmp_path)
     other = tmp_path / "other-1"
     clock = ManualClock(MOCK_TIME_START)
-    from reference_impl.loader import LoadOptions
-    from reference_impl.log import Log
+    from reference_impl.log.loader import LoadOptions
+    from reference_impl.log.unified_log import Log
 
     log = Log.open(other, CONFIG, clock, load=LoadOptions(had_clean_shutdown=False))
     for i in range(5):

@@ -5,10 +5,8 @@ from __future__ import annotations
 
 import pytest
 
-from reference_impl.config import LogConfig
 from reference_impl.errors import Category, KafkaLogError
-from reference_impl.file_records import FileRecords
-from reference_impl.files import (
+from reference_impl.formats.file_naming import (
     CLEANED_FILE_SUFFIX,
     DELETED_FILE_SUFFIX,
     SWAP_FILE_SUFFIX,
@@ -16,8 +14,10 @@ from reference_impl.files import (
     offset_index_file_name,
     time_index_file_name,
 )
-from reference_impl.load_events import LoadObserver
-from reference_impl.offset_overflow import split_overflowed_segment
+from reference_impl.log.config import LogConfig
+from reference_impl.log.file_records import FileRecords
+from reference_impl.log.load_events import LoadObserver
+from reference_impl.log.offset_overflow import split_overflowed_segment
 from reference_impl.records import (
     SimpleRecord,
     build_record_batch,
@@ -194,7 +194,7 @@ def fake_clean(log, keep) -> None:
     segments whose key ``keep`` accepts, written into one ``.cleaned`` segment and swapped in
     (LocalLog.replaceSegments); the old segments' ``.deleted`` files stay (their delay has
     not passed)."""
-    from reference_impl.offset_overflow import _create_new_cleaned_segment, replace_segments
+    from reference_impl.log.offset_overflow import _create_new_cleaned_segment, replace_segments
 
     old = log.log_segments()[:9]
     cleaned = _create_new_cleaned_segment(log.dir, log.config, log.clock, old[0].base_offset)

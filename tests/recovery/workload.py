@@ -13,8 +13,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from reference_impl.clock import ManualClock
-from reference_impl.config import LogConfig
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
 from reference_impl.records import Compression, SimpleRecord, build_record_batch, iter_batches
 
 from .fault_fs import WriteRecorder

@@ -1,0 +1,144 @@
+"""``klogspec dump`` of batch files (``.log``, KRaft ``.checkpoint``): Kafka's
+DumpLogSegments.dumpLog, every whole entry with its header, and with ``--deep`` its
+records (spec/formats/log-file.md, record-batch-v2.md, legacy-message.md,
+control-records.md)."""
+
+from __future__ import annotations
+
+import base64
+from collections.abc import Iterator
+
+from reference_impl.errors import Category, CorruptRecordError, InvalidFileNameError, KafkaLogError
+from reference_impl.formats.file_naming import FileKind
+from reference_impl.records import Batch, ControlRecordType, parse_end_txn_marker
+from reference_impl.records.control import CONTROL_KEY, parse_control_key
+
+from ..walk import EntryWalk, header_problem
+from .file_dump import FileDump
+
+
+def dump_batches(dump: FileDump) -> Iterator[dict]:
+    """DumpLogSegments.dumpLog: every whole entry, stepping over well-framed ones that do
+    not parse; the tail after the last whole entry is reported (FRAME-7, FRAME-9) unless
+    --max-bytes cut the file short, as in Kafka."""
+    options, summary = dump.options, dump.summary
+    end = dump.size_bytes if options.max_bytes is None else min(dump.size_bytes, options.max_bytes)
+    summary.update(batches=0, crcFailures=0)
+    if options.records:
+        summary["nonConsecutiveOffsets"] = []
+    if dump.info.base_offset is None and dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT:
+        dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
+    previous = [None]  # the last record offset, across batches (deep only)
+    with open(dump.path, "rb") as handle:
+        walk = EntryWalk(handle, file=dump.file, end=end)
+        for item in walk:
+            if isinstance(item, KafkaLogError):
+                dump.error(item)
+                continue
+            summary["batches"] += 1
+            yield _batch_event(item, dump, previous)
+    valid = summary["validBytes"] = walk.valid_bytes  # a skipped entry counts as framed
+    if end == dump.size_bytes:
+        summary["trailingBytes"] = end - valid
+        if end > valid and walk.stopped_at is None:
+            tail = CorruptRecordError(
+                Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
+            )
+            dump.error(tail.located(position=valid))
+
+
+# what ensure_valid reports: Kafka's isValid is false for exactly these
+_INTEGRITY_FAILURES = frozenset({Category.CRC_MISMATCH, Category.INVALID_BATCH_SIZE})
+
+
+def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
+    """One batch, with its records when deep. Only the batch's first problem is reported,
+    in ERR-5 order: CRC, then codec, then its records."""
+    problem = header_problem(batch)
+    problems = [problem] if problem is not None else []
+    # header_problem ran ensure_valid first, so its result already says whether the CRC held
+    crc_valid = problem is None or problem.category not in _INTEGRITY_FAILURES
+    if not crc_valid:
+        dump.summary["crcFailures"] += 1
+    try:
+        codec = batch.compression.label
+    except KafkaLogError:
+        codec = f"unknown({batch.compression_id})"
+    legacy = batch.magic < 2
+    event = {
+        "type": "batch",
+        # a legacy wrapper's base offset is its first inner offset: known once decompressed
+        "baseOffset": None if legacy and batch.compression_id else batch.base_offset,
+        "lastOffset": batch.last_offset, "count": batch.records_count, "magic": batch.magic,
+        "compression": codec, "crc": batch.crc, "crcValid": crc_valid,
+        "position": batch.position, "sizeBytes": batch.size_in_bytes,
+        "partitionLeaderEpoch": batch.partition_leader_epoch, "producerId": batch.producer_id,
+        "producerEpoch": batch.producer_epoch, "baseSequence": batch.base_sequence,
+        "lastSequence": batch.last_sequence, "isTransactional": batch.is_transactional,
+        "isControl": batch.is_control, "timestampType": batch.timestamp_type.label,
+        "maxTimestamp": batch.max_timestamp,
+        "deleteHorizonMs": None if legacy else batch.delete_horizon_ms,
+    }  # fmt: skip
+    if dump.options.records:
+        event["records"] = _records(batch, dump, previous, problems)
+        if event["baseOffset"] is None and event["records"]:
+            event["baseOffset"] = event["records"][0]["offset"]
+    if problems:
+        dump.error(problems[0])
+    return event
+
+
+def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> list | None:
+    """The batch's records as dicts; offset gaps go to nonConsecutiveOffsets, as Kafka's
+    deep iteration notes them (expected after compaction, so not an error)."""
+    try:
+        records = batch.records()
+    except KafkaLogError as exc:
+        problems.append(exc)
+        return None
+    print_data, out = dump.options.print_data, []
+    for record in records:
+        if previous[0] is not None and record.offset != previous[0] + 1:
+            dump.summary["nonConsecutiveOffsets"].append([previous[0], record.offset])
+        previous[0] = record.offset
+        item = {
+            "offset": record.offset, "timestamp": record.timestamp,
+            "keySize": _size(record.key), "valueSize": _size(record.value),
+            "sequence": record.sequence,
+        }  # fmt: skip
+        if print_data:
+            item["key"], item["value"] = _b64(record.key), _b64(record.value)
+        item["headers"] = [
+            {"key": h.key.decode("utf-8", "backslashreplace")}
+            | ({"value": _b64(h.value)} if print_data else {"valueSize": _size(h.value)})
+            for h in record.headers
+        ]
+        if batch.is_control:
+            item["control"] = _control(record, problems)
+        out.append(item)
+    return out
+
+
+def _control(record, problems: list) -> dict | None:
+    """A control record's type, and the coordinator epoch of a COMMIT or ABORT marker."""
+    try:
+        control_type = parse_control_key(record.key)
+        decoded = {"type": control_type.name}
+        if control_type is ControlRecordType.UNKNOWN:
+            decoded["typeId"] = CONTROL_KEY.unpack_from(record.key)[1]
+        if control_type in (ControlRecordType.COMMIT, ControlRecordType.ABORT):
+            decoded["coordinatorEpoch"] = parse_end_txn_marker(
+                record.key, record.value
+            ).coordinator_epoch
+        return decoded
+    except KafkaLogError as exc:
+        problems.append(exc)
+        return None
+
+
+def _size(blob: bytes | None) -> int:
+    return -1 if blob is None else len(blob)
+
+
+def _b64(blob: bytes | None) -> str | None:
+    return None if blob is None else base64.b64encode(blob).decode("ascii")

@@ -1,0 +1,96 @@
+"""One file's dump (``FileDump``) and the options of ``klogspec dump`` (``DumpOptions``); the
+dumpers of each kind of file fill it: batches.py, indexes.py, small_files.py."""
+
+from __future__ import annotations
+
+import dataclasses
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.formats.file_naming import FileInfo, FileKind
+
+_SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
+
+
+@dataclass(frozen=True)
+class DumpOptions:
+    deep: bool = False
+    print_data: bool = False  # implies deep, as Kafka's --print-data-log does
+    index_sanity_check: bool = False
+    verify_index_only: bool = False
+    max_bytes: int | None = None
+
+    @property
+    def records(self) -> bool:
+        return self.deep or self.print_data
+
+    @property
+    def list_index_entries(self) -> bool:
+        return not (self.index_sanity_check or self.verify_index_only)
+
+
+@dataclass
+class FileDump:
+    """One file's dump: iterate ``events()``, then read ``summary`` and ``ok``."""
+
+    path: Path
+    info: FileInfo
+    options: DumpOptions
+    size_bytes: int = 0
+    dumper: Callable[[FileDump], Iterator[dict]] | None = field(default=None, repr=False)
+    summary: dict = field(default_factory=dict)
+
+    def __post_init__(self) -> None:
+        self.file = str(self.path)
+        self.summary = {
+            "type": "summary", "file": self.file, "kind": self.info.kind.value,
+            "sizeBytes": self.size_bytes, "batches": None, "entries": None,
+            "validBytes": None, "trailingBytes": None, "mismatches": [], "errors": [],
+            "ioErrors": [],
+        }  # fmt: skip
+        if self.info.base_offset is not None:
+            key = "baseOffset" if self.info.kind in _SEGMENT_FILES else "endOffset"
+            self.summary[key] = self.info.base_offset
+        if self.info.epoch is not None:
+            self.summary["epoch"] = self.info.epoch
+
+    @property
+    def ok(self) -> bool:
+        """No errors, no unreadable files, no mismatch the spec rejects."""
+        s = self.summary
+        rejected = [m for m in s["mismatches"] if m["allowedBy"] is None]
+        return not (s["errors"] or s["ioErrors"] or rejected)
+
+    def error(self, exc: KafkaLogError) -> None:
+        self.summary["errors"].append(exc.located(file=self.file).to_dict())
+
+    def io_error(self, message: str) -> None:
+        self.summary["ioErrors"].append({"file": self.file, "message": message})
+
+    def events(self) -> Iterator[dict]:
+        count = 0
+        try:
+            for event in self.dumper(self):
+                count += 1
+                yield {"file": self.file, **event}
+        except OSError as exc:
+            self.io_error(f"{exc.strerror or exc}: {exc.filename or self.file}")
+        if self.summary["entries"] is None:
+            self.summary["entries"] = count
+        self.summary["ok"] = self.ok
+
+
+def event_fields(value) -> dict:
+    """A format dataclass or NamedTuple as an event: Kafka's camelCase names (start_offset ->
+    startOffset)."""
+    names = (
+        value._fields if isinstance(value, tuple) else [f.name for f in dataclasses.fields(value)]
+    )
+    return {_camel(name): getattr(value, name) for name in names}
+
+
+def _camel(name: str) -> str:
+    head, *rest = name.split("_")
+    return head + "".join(word.title() for word in rest)

@@ -1,0 +1,399 @@
+"""The index checks of ``klogspec verify``: an index's own bytes, then its entries against
+the ``.log``, in the same single pass over the batches (spec/formats/offset-index.md,
+time-index.md, transaction-index.md).
+
+Each index is read once, in chunks, into compact arrays of its real entries (the slots
+before the stop rule, OIDX-10, TIDX-12: 16 bytes an entry, a small fraction of the
+segment). The segment scan then feeds every framed entry of the ``.log`` to
+``OffsetIndexCheck.batch`` and ``TimeIndexCheck.batch`` in file order, which walk their
+entries in step with it, so the ``.log`` is never read twice or held in memory.
+"""
+
+from __future__ import annotations
+
+import os
+from array import array
+from dataclasses import dataclass, field
+
+from reference_impl.formats.index_entries import (
+    ABORTED_TXN,
+    ABORTED_TXN_SIZE,
+    OFFSET_INDEX_ENTRY,
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY,
+    TIME_INDEX_ENTRY_SIZE,
+)
+
+from .findings import Findings, Severity
+
+CHUNK_SLOTS = 1 << 16  # entries read per chunk
+
+
+@dataclass
+class IndexEntries:
+    """The real entries of an offset or time index, as parallel arrays.
+
+    Offset index: ``keys`` = offsets, ``values`` = positions. Time index: ``keys`` =
+    timestamps, ``values`` = offsets. ``unused`` counts the slots from the stop rule on."""
+
+    file: str
+    entry_size: int
+    keys: array = field(default_factory=lambda: array("q"))
+    values: array = field(default_factory=lambda: array("q"))
+    unused: int = 0
+    bad: set = field(default_factory=set)  # slots out of order: their one finding is given
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def where(self, slot: int) -> int:
+        return slot * self.entry_size
+
+
+def read_index(
+    path: str, base_offset: int, *, time: bool, active: bool, findings: Findings
+) -> IndexEntries:
+    """Read an ``.index`` (``time=False``) or ``.timeindex`` and check its bytes alone.
+
+    * OIDX-2, TIDX-5: the length is a multiple of the entry size;
+    * OIDX-10, TIDX-12: the real entries end at the first slot after slot 0 whose relative
+      offset is 0; an all-zero slot 0 is unused too (no real entry has position 0 or
+      timestamp 0); the unused slots must all be zero, or a later entry does not increase
+      (OIDX-4, TIDX-3);
+    * OIDX-4: offsets strictly increase; TIDX-3: timestamps are >= 0 and strictly increase,
+      offsets never decrease;
+    * OIDX-3, TIDX-6, TIDX-7: Kafka's sanity checks, on the real entries;
+    * OIDX-8, TIDX-10: a segment that is not active has a trimmed index (no unused slots).
+    """
+    entry_size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
+    codec = TIME_INDEX_ENTRY if time else OFFSET_INDEX_ENTRY
+    entries = IndexEntries(path, entry_size)
+    size = os.path.getsize(path)
+    if size % entry_size:
+        findings.add(
+            "TIDX-5" if time else "OIDX-2", Severity.ERROR, path,
+            f"{size} bytes is not a whole number of {entry_size}-byte entries "
+            f"({size % entry_size} bytes after the last whole one)", position=0,
+        )  # fmt: skip
+    slots = size // entry_size
+    stopped = dirty = False  # past the stop rule; non-zero bytes found after it
+    with open(path, "rb") as handle:
+        for first in range(0, slots, CHUNK_SLOTS):
+            chunk = handle.read(min(CHUNK_SLOTS, slots - first) * entry_size)
+            start = 0
+            if not stopped:
+                for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
+                    relative = b if time else a
+                    if relative == 0 and (first + i > 0 or not (a or b)):
+                        stopped, start = True, i * entry_size
+                        break
+                    _add(entries, first + i, a, b, base_offset, time, findings)
+            if stopped and not dirty and chunk.count(0, start) != len(chunk) - start:
+                _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
+                dirty = True
+    entries.unused = slots - len(entries)
+    _sanity_check(entries, base_offset, time, findings)
+    if entries.unused and not active and not dirty:
+        findings.add(
+            "TIDX-10" if time else "OIDX-8", Severity.WARNING, path,
+            f"{entries.unused} unused (zero) slots after {len(entries)} entries: the index of "
+            "a segment that is not active was not trimmed (a crash before its roll finished?)",
+            position=entries.where(len(entries)),
+        )  # fmt: skip
+    return entries
+
+
+def _add(entries: IndexEntries, slot: int, a: int, b: int, base: int, time: bool, findings):
+    if time:
+        timestamp, offset = a, base + b
+        if entries.keys and not (timestamp > entries.keys[-1] and offset >= entries.values[-1]):
+            findings.add(
+                "TIDX-3", Severity.ERROR, entries.file,
+                f"entry ({timestamp}, {offset}) does not follow ({entries.keys[-1]}, "
+                f"{entries.values[-1]}): timestamps must increase, offsets must not decrease",
+                position=entries.where(slot), offset=offset,
+            )  # fmt: skip
+            entries.bad.add(slot)
+        elif timestamp < 0:
+            findings.add(
+                "TIDX-3", Severity.ERROR, entries.file, f"negative timestamp {timestamp}",
+                position=entries.where(slot), offset=offset,
+            )  # fmt: skip
+            entries.bad.add(slot)
+        entries.keys.append(timestamp)
+        entries.values.append(offset)
+        return
+    offset, position = base + a, b
+    if entries.keys and offset <= entries.keys[-1]:
+        findings.add(
+            "OIDX-4", Severity.ERROR, entries.file,
+            f"offset {offset} does not increase on the previous entry's {entries.keys[-1]}",
+            position=entries.where(slot), offset=offset,
+        )  # fmt: skip
+        entries.bad.add(slot)
+    entries.keys.append(offset)
+    entries.values.append(position)
+
+
+def _dirty_tail(
+    entries: IndexEntries, chunk: bytes, chunk_position: int, start: int, time: bool, findings
+) -> None:
+    at = chunk_position + next(i for i in range(start, len(chunk)) if chunk[i])
+    findings.add(
+        "TIDX-3" if time else "OIDX-4", Severity.ERROR, entries.file,
+        f"slot {len(entries)} has relative offset 0, which ends the real entries, but "
+        f"non-zero bytes follow at position {at}: an entry that does not increase",
+        position=entries.where(len(entries)),
+    )  # fmt: skip
+
+
+def _sanity_check(entries: IndexEntries, base: int, time: bool, findings: Findings) -> None:
+    """OffsetIndex/TimeIndex.sanityCheck on the real entries (Kafka's own counts the zero
+    slots too, which fails every untrimmed time index; untrimmed is reported apart)."""
+    if not entries:
+        return
+    last = len(entries) - 1
+    where = {"position": entries.where(last)}
+    last_offset = entries.values[last] if time else entries.keys[last]
+    if last_offset < base:
+        findings.add(
+            "TIDX-7" if time else "OIDX-3", Severity.ERROR, entries.file,
+            f"the last entry's offset {last_offset} is below the base offset {base}",
+            offset=last_offset, **where,
+        )  # fmt: skip
+    if time and entries.keys[last] < entries.keys[0]:
+        findings.add(
+            "TIDX-6", Severity.ERROR, entries.file,
+            f"the last timestamp {entries.keys[last]} is below the first {entries.keys[0]}",
+            offset=last_offset, **where,
+        )  # fmt: skip
+
+
+def _order(keys: array) -> list[int] | range:
+    """Slots in the order the merge needs; the file order unless the file is out of order."""
+    if all(keys[i] <= keys[i + 1] for i in range(len(keys) - 1)):
+        return range(len(keys))
+    return sorted(range(len(keys)), key=keys.__getitem__)
+
+
+class OffsetIndexCheck:
+    """OIDX-5, with OIDX-7's allowance: each entry (O, P) has P at the start of a framed entry
+    of the ``.log``, and every batch that starts before P ends below O. O may lie anywhere
+    after that (inside the batch at P, as Kafka before 2.0 indexed it, or in a later batch,
+    as a follower indexes a fetched chunk), but not beyond the segment's last offset."""
+
+    def __init__(self, entries: IndexEntries, active: bool, findings: Findings) -> None:
+        self.entries = entries
+        self.active = active
+        self.findings = findings
+        self.order = _order(entries.values)
+        self.next = 0
+        self.matched = array("q")  # slots whose position is a batch start
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def batch(self, position: int, max_last_before: int | None) -> None:
+        """The framed entry at ``position``; ``max_last_before``: the largest last offset of
+        the valid batches before it."""
+        entries, order = self.entries, self.order
+        while self.next < len(order) and entries.values[order[self.next]] < position:
+            if order[self.next] not in entries.bad:
+                self._no_batch(order[self.next], f"position {position}")
+            self.next += 1
+        while self.next < len(order) and entries.values[order[self.next]] == position:
+            slot = order[self.next]
+            offset = entries.keys[slot]
+            self.next += 1
+            if slot in entries.bad:
+                continue
+            self.matched.append(slot)
+            if max_last_before is not None and offset <= max_last_before:
+                self.findings.add(
+                    "OIDX-5", Severity.ERROR, entries.file,
+                    f"entry ({offset}, {position}): a batch before position {position} ends at "
+                    f"offset {max_last_before}, so a lookup of {offset} would start after it",
+                    position=entries.where(slot), offset=offset,
+                )  # fmt: skip
+
+    def finish(self, valid_end: int, last_offset: int | None) -> None:
+        entries = self.entries
+        for slot in self.order[self.next :]:
+            if slot not in entries.bad:
+                self._no_batch(slot, f"the end of the entries, {valid_end}", past_end=True)
+        for slot in self.matched:
+            if last_offset is None or entries.keys[slot] > last_offset:
+                self.findings.add(
+                    "OIDX-5", self._ahead_severity(), entries.file,
+                    f"entry ({entries.keys[slot]}, {entries.values[slot]}) indexes an offset "
+                    f"beyond the segment's last offset {last_offset}: an index written ahead of "
+                    "its log",
+                    position=entries.where(slot), offset=entries.keys[slot],
+                )  # fmt: skip
+
+    def _no_batch(self, slot: int, after: str, past_end: bool = False) -> None:
+        entries = self.entries
+        severity = self._ahead_severity() if past_end else Severity.ERROR
+        self.findings.add(
+            "OIDX-5", severity, entries.file,
+            f"entry ({entries.keys[slot]}, {entries.values[slot]}): no batch starts at position "
+            f"{entries.values[slot]} (next batch start: {after})",
+            position=entries.where(slot), offset=entries.keys[slot],
+        )  # fmt: skip
+
+    def _ahead_severity(self) -> Severity:
+        # the active segment's index is flushed apart from its .log: after a crash it may
+        # run ahead of the log, which recovery rebuilds; a rolled segment's may not
+        return Severity.WARNING if self.active else Severity.ERROR
+
+
+class TimeIndexCheck:
+    """TIDX-2 and TIDX-9 for each entry (T, O), against the first batch whose last offset is
+    at least O:
+
+    * a batch up to O with a maxTimestamp above T breaks TIDX-2 (error: timestamp lookups
+      can skip records);
+    * O inside the batch (not only its last offset, as Kafka 3.x leaders index the record
+      carrying the max timestamp): T should be the batch's maxTimestamp;
+    * O not in the log (removed by compaction, TIDX-9), or T not the batch's maxTimestamp:
+      info, which a verifier must accept.
+    """
+
+    def __init__(self, entries: IndexEntries, findings: Findings) -> None:
+        self.entries = entries
+        self.findings = findings
+        self.order = _order(entries.values)
+        self.next = 0
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def batch(self, first: int, last: int, max_timestamp: int, running_max_before: int) -> None:
+        """A valid batch holding offsets [first, last] (first: its first offset, or the one
+        after the previous batch when unknown) and its maxTimestamp."""
+        entries, order = self.entries, self.order
+        while self.next < len(order) and entries.values[order[self.next]] <= last:
+            slot = order[self.next]
+            timestamp, offset = entries.keys[slot], entries.values[slot]
+            self.next += 1
+            if slot in entries.bad:
+                continue
+            if offset < first:
+                self._check_bound(slot, running_max_before)
+                self._info(slot, f"offset {offset} is not in the log (the next batch starts at "
+                           f"{first}): removed by compaction or retention")  # fmt: skip
+            elif (
+                not self._check_bound(slot, max(running_max_before, max_timestamp))
+                and timestamp != max_timestamp
+            ):
+                self._info(slot, f"timestamp {timestamp} is not the maxTimestamp "
+                           f"{max_timestamp} of the batch holding offset {offset}")  # fmt: skip
+
+    def finish(self, last_offset: int | None, running_max: int) -> None:
+        for slot in self.order[self.next :]:
+            if slot in self.entries.bad:
+                continue
+            self._check_bound(slot, running_max)
+            self._info(slot, f"offset {self.entries.values[slot]} is beyond the segment's last "
+                       f"offset {last_offset}")  # fmt: skip
+
+    def _check_bound(self, slot: int, running_max: int) -> bool:
+        timestamp, offset = self.entries.keys[slot], self.entries.values[slot]
+        if running_max <= timestamp:
+            return False
+        self.findings.add(
+            "TIDX-2", Severity.ERROR, self.entries.file,
+            f"entry ({timestamp}, {offset}): a batch up to offset {offset} has maxTimestamp "
+            f"{running_max}, above the entry's, so timestamp lookups can skip it",
+            position=self.entries.where(slot), offset=offset,
+        )  # fmt: skip
+        return True
+
+    def _info(self, slot: int, message: str) -> None:
+        self.findings.add(
+            "TIDX-9", Severity.INFO, self.entries.file, message,
+            position=self.entries.where(slot), offset=self.entries.values[slot],
+        )  # fmt: skip
+
+
+class TxnIndexCheck:
+    """A ``.txnindex``: TXN-3 (version byte), TXN-4 (a partial last entry, which readers
+    ignore: a torn append), TXN-6 (lastOffset not below the base offset), TXN-7 (lastOffset
+    strictly increasing), and TXN-1 against the segment's ABORT markers, met in offset order
+    during the scan: each marker has an entry, and each entry a marker."""
+
+    def __init__(self, path: str, base_offset: int, active: bool, findings: Findings) -> None:
+        self.file = path
+        self.findings = findings
+        self.active = active
+        self.last_offsets = array("q")
+        self.slots = array("q")
+        self.next = 0
+        with open(path, "rb") as handle:
+            data = handle.read()  # 34 bytes per aborted transaction: small
+        whole = len(data) - len(data) % ABORTED_TXN_SIZE
+        if whole < len(data):
+            findings.add(
+                "TXN-4", Severity.WARNING, path,
+                f"{len(data) - whole} bytes after the last whole 34-byte entry: a torn append, "
+                "which readers ignore", position=whole,
+            )  # fmt: skip
+        for slot, (_, _, _, last, _) in enumerate(ABORTED_TXN.iter_unpack(data[:whole])):
+            position = slot * ABORTED_TXN_SIZE
+            self._entry(data[position], slot, position, last, base_offset)
+
+    def __len__(self) -> int:
+        return len(self.last_offsets)
+
+    def _entry(self, version: int, slot: int, position: int, last: int, base: int) -> None:
+        version = version - 256 if version > 127 else version  # TXN-2: one signed byte
+        add = self.findings.add
+        if version > 0:
+            add("TXN-3", Severity.ERROR, self.file, f"entry version {version} is above 0",
+                position=position, offset=last)  # fmt: skip
+            return
+        if last < base:
+            add("TXN-6", Severity.ERROR, self.file,
+                f"lastOffset {last} is below the segment's base offset {base}",
+                position=position, offset=last)  # fmt: skip
+            return
+        if self.last_offsets and last <= self.last_offsets[-1]:
+            add("TXN-7", Severity.ERROR, self.file,
+                f"lastOffset {last} does not increase on {self.last_offsets[-1]}",
+                position=position, offset=last)  # fmt: skip
+            return
+        self.last_offsets.append(last)
+        self.slots.append(slot)
+
+    def abort_marker(self, offset: int, log_file: str, position: int) -> None:
+        while self.next < len(self.last_offsets) and self.last_offsets[self.next] < offset:
+            self._no_marker(self.next)
+            self.next += 1
+        if self.next < len(self.last_offsets) and self.last_offsets[self.next] == offset:
+            self.next += 1
+            return
+        missing_marker_entry(self.findings, log_file, position, offset, self.active)
+
+    def finish(self) -> None:
+        for i in range(self.next, len(self.last_offsets)):
+            self._no_marker(i)
+
+    def _no_marker(self, i: int) -> None:
+        self.findings.add(
+            "TXN-1", Severity.WARNING, self.file,
+            f"entry with lastOffset {self.last_offsets[i]}: no ABORT marker at that offset "
+            "in the segment",
+            position=self.slots[i] * ABORTED_TXN_SIZE, offset=self.last_offsets[i],
+        )  # fmt: skip
+
+
+def missing_marker_entry(
+    findings: Findings, log_file: str, position: int, offset: int, active: bool
+) -> None:
+    """TXN-1: an ABORT marker with no transaction-index entry; read_committed fetches would
+    return the aborted records. Recovery rebuilds the active segment's index."""
+    findings.add(
+        "TXN-1", Severity.WARNING if active else Severity.ERROR, log_file,
+        f"ABORT marker at offset {offset} has no entry in the segment's .txnindex",
+        position=position, offset=offset,
+    )  # fmt: skip

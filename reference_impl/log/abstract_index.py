@@ -1,0 +1,312 @@
+"""What the offset and time indexes share: Kafka's AbstractIndex and LazyIndex (spec/behaviour/index.md).
+
+An index file is an array of fixed-size entries with no header
+[storage/.../log/AbstractIndex.java]. Kafka memory-maps it; the reference keeps the
+entries' bytes in a ``bytearray``, decodes an entry only when a lookup reads it, and
+mirrors every change with a positional write, which gives the same bytes on disk:
+
+* a **new** file is extended at once to ``roundDown(max_index_size, entry_size)``
+  zero bytes and holds 0 entries;
+* an **existing** file holds ``floor(length / entry_size)`` entries, *zero-filled
+  preallocated slots included* (quirk 3), so a trimmed reopened index is full
+  (entries == max entries) until ``resize`` grows it; its slots are read on first use,
+  so a ``reset`` (recovery's first step) never reads them;
+* ``resize`` sets the file length (rounded down to whole entries) and keeps the
+  entries; ``trim_to_valid_size`` resizes to exactly the entries; ``reset`` drops
+  every entry and resizes to the maximum;
+* dropping entries never rewrites bytes: stale entries stay in the file past the
+  last valid one until a trim or a resize removes them, as with Kafka's mmap.
+
+``LazyIndex`` defers opening (and so creating) the file to the first access, so a
+freshly rolled, untouched segment has only its ``.log``.
+"""
+
+from __future__ import annotations
+
+import os
+import struct
+from collections.abc import Callable
+from pathlib import Path
+from typing import Generic, TypeVar
+
+from ..constants import INT32_MAX
+from ..errors import Category, InvalidArgumentError, KafkaLogError
+
+WARM_SECTION_BYTES = 8192  # AbstractIndex.warmEntries: the last 8 KiB of entries
+
+
+def round_down_to_exact_multiple(number: int, factor: int) -> int:
+    """roundDownToExactMultiple(67, 8) == 64."""
+    return factor * (number // factor)
+
+
+def largest_lower_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
+    """The slot of the largest entry whose key is <= target, or -1 [AbstractIndex.indexSlotRangeFor].
+
+    ``key(slot)`` reads one entry's key; ``entries`` is how many slots there are.
+    Kafka's search, step for step: a binary search of the warm section (the last
+    8 KiB of entries) when the target lies past its first entry, else of the rest.
+    On sorted entries this is a plain floor search; the exact steps matter only for
+    a reopened untrimmed index, whose zero slots make the array unsorted.
+    """
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=False)
+
+
+def smallest_upper_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
+    """The slot of the smallest entry whose key is >= target, or -1."""
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=True)
+
+
+def _slot_range_for(
+    key: Callable[[int], int], count: int, target: int, entry_size: int, smallest_upper_bound: bool
+) -> int:
+    if count == 0:
+        return -1
+    warm_entries = WARM_SECTION_BYTES // entry_size
+    first_hot_entry = max(0, count - 1 - warm_entries)
+    if key(first_hot_entry) < target:
+        return _binary_search(key, count, target, smallest_upper_bound, first_hot_entry, count - 1)
+    if key(0) > target:
+        return 0 if smallest_upper_bound else -1
+    return _binary_search(key, count, target, smallest_upper_bound, 0, first_hot_entry)
+
+
+def _binary_search(key, count, target, smallest_upper_bound, begin, end) -> int:
+    lo, hi = begin, end
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        found = key(mid)
+        if found > target:
+            hi = mid - 1
+        elif found < target:
+            lo = mid
+        else:
+            return mid
+    if not smallest_upper_bound:
+        return lo
+    return -1 if lo == count - 1 else lo + 1
+
+
+class AbstractIndex:
+    """A file of ``ENTRY.size``-byte entries; subclasses say how an entry is coded."""
+
+    ENTRY: struct.Struct  # the on-disk entry layout
+
+    def __init__(self, file: str | Path, base_offset: int, max_index_size: int = -1) -> None:
+        """Open ``file``, creating and preallocating it when missing (``max_index_size`` is
+        needed then, and by ``reset``; Kafka passes -1 when opening an existing file)."""
+        self.file = Path(file)
+        self.base_offset = base_offset
+        self.max_index_size = max_index_size
+        newly_created = not self.file.exists()
+        fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
+        if newly_created and max_index_size < self.entry_size:
+            # INDEX-3: Kafka creates the file (AbstractIndex.java:90), then refuses the size
+            # (99-101): a 0-byte file is left
+            os.close(fd)
+            raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
+        self._handle = os.fdopen(fd, "r+b", buffering=0)
+        if newly_created:
+            os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.entry_size))
+        self.length = os.fstat(fd).st_size
+        self.max_entries = self.length // self.entry_size
+        # the entries' bytes, slot n at n * entry_size; None until an existing file's
+        # slots are first needed (INDEX-5: all its whole slots, zero slots included)
+        self._data: bytearray | None = bytearray() if newly_created else None
+        self._unread_entries = self.max_entries
+
+    def _slots(self) -> bytearray:
+        """The entries' bytes, read from the file on first use."""
+        if self._data is None:
+            size = self._unread_entries * self.entry_size
+            self._data = bytearray(os.pread(self._handle.fileno(), size, 0) if size else b"")
+        return self._data
+
+    # --- entry decoding, per subclass ---
+    def _decode(self, fields: tuple):
+        raise NotImplementedError
+
+    def _fields_at(self, slot: int) -> tuple:
+        """One slot's fields, decoded on demand (a search reads a handful of slots)."""
+        return self.ENTRY.unpack_from(self._slots(), slot * self.ENTRY.size)
+
+    def _last_fields(self) -> tuple:
+        """The last entry's fields; callers have checked there is one."""
+        slots = self._slots()
+        return self.ENTRY.unpack_from(slots, len(slots) - self.ENTRY.size)
+
+    def _entry_at(self, slot: int):
+        return self._decode(self._fields_at(slot))
+
+    # --- sizes ---
+    @property
+    def entry_size(self) -> int:
+        return self.ENTRY.size
+
+    @property
+    def entries(self) -> int:
+        if self._data is None:
+            return self._unread_entries
+        return len(self._data) // self.ENTRY.size
+
+    def is_full(self) -> bool:
+        return self.entries >= self.max_entries
+
+    def size_in_bytes(self) -> int:
+        return self.entries * self.entry_size
+
+    # --- relative offsets (INDEX-13: offset - baseOffset must fit an int32) ---
+    def can_append_offset(self, offset: int) -> bool:
+        return 0 <= offset - self.base_offset <= INT32_MAX
+
+    def relative_offset(self, offset: int) -> int:
+        relative = offset - self.base_offset
+        if not 0 <= relative <= INT32_MAX:  # can_append_offset, inlined (called per append)
+            raise KafkaLogError(
+                Category.OFFSET_OVERFLOW,
+                f"integer overflow for offset {offset} (base offset {self.base_offset})",
+                file=str(self.file),
+                offset=offset,
+            )
+        return relative
+
+    # --- changing the entries ---
+    def _append_entry(self, *fields: int) -> None:
+        """Write an entry of these fields in the next slot; callers have checked fullness,
+        order and the relative offset's range."""
+        data = self.ENTRY.pack(*fields)
+        slots = self._slots()
+        os.pwrite(self._handle.fileno(), data, len(slots))
+        slots += data
+
+    def _truncate_to_entries(self, entries: int) -> None:
+        """Keep the first ``entries`` entries; the bytes after them stay as they are."""
+        if self._data is None:  # unread slots stay unread (a reset reads none)
+            self._unread_entries = min(self._unread_entries, entries)
+        else:
+            del self._data[entries * self.entry_size :]
+
+    def truncate(self) -> None:
+        """Remove every entry (the file keeps its length)."""
+        self._truncate_to_entries(0)
+
+    def resize(self, new_size: int) -> bool:
+        """Set the file length to ``roundDown(new_size, entry_size)``, keeping the entries.
+
+        Returns False, touching nothing, when the length is already that.
+        """
+        rounded = round_down_to_exact_multiple(new_size, self.entry_size)
+        if self.length == rounded:
+            return False
+        if rounded < self.size_in_bytes():
+            # Kafka's mmap.position(position) throws here (IllegalArgumentException)
+            raise InvalidArgumentError(
+                f"cannot resize {self.file} to {rounded} bytes below its {self.entries} entries"
+            )
+        os.ftruncate(self._handle.fileno(), rounded)
+        self.length = rounded
+        self.max_entries = rounded // self.entry_size
+        return True
+
+    def trim_to_valid_size(self) -> None:
+        self.resize(self.size_in_bytes())
+
+    def reset(self) -> None:
+        self.truncate()
+        self.resize(self.max_index_size)
+
+    # --- the file ---
+    def read_file(self) -> bytes:
+        return os.pread(self._handle.fileno(), self.length, 0)
+
+    def flush(self) -> None:
+        os.fsync(self._handle.fileno())
+
+    def close(self) -> None:
+        self.trim_to_valid_size()
+        self.close_handler()
+
+    def close_handler(self) -> None:
+        if not self._handle.closed:
+            self._handle.close()
+
+    def rename_to(self, path: str | Path) -> None:
+        try:
+            os.replace(self.file, path)
+        finally:
+            self.file = Path(path)
+
+    def delete_if_exists(self) -> bool:
+        self.close_handler()
+        try:
+            self.file.unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def __repr__(self) -> str:
+        return (
+            f"{type(self).__name__}(file={self.file}, entries={self.entries}, "
+            f"max_entries={self.max_entries})"
+        )
+
+
+IndexT = TypeVar("IndexT", bound=AbstractIndex)
+
+
+class LazyIndex(Generic[IndexT]):
+    """Kafka's LazyIndex: the index file is opened (created if missing) on first ``get()``.
+
+    Until then renames move the file only if it exists, and close does nothing, so an
+    untouched segment never gains index files.
+    """
+
+    def __init__(self, file: str | Path, load: Callable[[Path], IndexT]) -> None:
+        self._file = Path(file)
+        self._load = load
+        self._index: IndexT | None = None
+
+    @property
+    def file(self) -> Path:
+        return self._index.file if self._index is not None else self._file
+
+    @property
+    def is_loaded(self) -> bool:
+        return self._index is not None
+
+    def get(self) -> IndexT:
+        if self._index is None:
+            self._index = self._load(self._file)
+        return self._index
+
+    def rename_to(self, path: str | Path) -> None:
+        if self._index is not None:
+            self._index.rename_to(path)
+            return
+        try:
+            os.replace(self._file, path)
+        except FileNotFoundError:
+            pass  # never created: there is nothing to rename
+        finally:
+            self._file = Path(path)
+
+    def delete_if_exists(self) -> bool:
+        if self._index is not None:
+            return self._index.delete_if_exists()
+        try:
+            self._file.unlink()
+            return True
+        except FileNotFoundError:
+            return False
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+
+    def close_handler(self) -> None:
+        if self._index is not None:
+            self._index.close_handler()

@@ -1,0 +1,268 @@
+"""The layering of the project's packages, checked over the import graph (DESIGN.md §6).
+
+Every import statement is an edge: at module level, under ``if TYPE_CHECKING:`` and inside
+functions alike, since a reader has to follow each of them. The rules:
+
+* ``reference_impl`` is the log and nothing else: it imports no other first-party package
+  (not the tools, the suite, the pipeline or the Kaitai parsers, which are an independent
+  reading of the formats) and nothing that prints or parses a command line;
+* ``klogspec``, the tools, is built on ``reference_impl`` and imports nothing else of ours
+  (``conformance`` and ``pipeline`` add their commands through entry points, not imports);
+* ``conformance`` and ``pipeline`` import the log or the tools, never each other;
+* inside ``reference_impl``, layers from the bottom: ``errors``, ``constants`` and
+  ``_speedups`` (the compiled kernels' extension; the glue that drives a kernel lives
+  beside the code it speeds up); then ``records/`` (bytes of batches); then ``formats/``
+  (the other files, as codecs); then ``log/`` (the log, on files); a module imports only
+  its own layer and those below, and only the package root, which re-exports the public
+  API, may import everything;
+* no import cycle anywhere among them.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+PACKAGES = ("reference_impl", "klogspec", "conformance", "pipeline")
+
+# package -> the first-party packages it may import (itself always)
+ALLOWED = {
+    "reference_impl": set(),
+    "klogspec": {"reference_impl"},
+    "conformance": {"reference_impl", "klogspec"},
+    "pipeline": {"reference_impl", "klogspec"},
+}
+FIRST_PARTY = {*PACKAGES, "kaitai", "tests", "benchmarks"}
+# reference_impl's layers, bottom up (longest prefix wins)
+LAYERS = {
+    "reference_impl.errors": 0,
+    "reference_impl.constants": 0,
+    "reference_impl._speedups": 0,  # the compiled extension and its switch: imports nothing of ours
+    "reference_impl.records": 1,
+    "reference_impl.formats": 2,
+    "reference_impl.log": 3,
+    "reference_impl": 4,
+}
+# third-party imports a package must not make: the log neither prints nor parses argv
+FORBIDDEN_THIRD_PARTY = {"reference_impl": {"click", "rich"}}
+
+
+def module_name(path: Path, root: Path) -> str:
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def collect_modules(root: Path, packages) -> dict[str, Path]:
+    modules = {}
+    for package in packages:
+        for path in sorted((root / package).rglob("*.py")):
+            modules[module_name(path, root)] = path
+    return modules
+
+
+def _resolve(node: ast.ImportFrom, module: str, is_package: bool) -> str:
+    if not node.level:
+        return node.module or ""
+    base = module.split(".") if is_package else module.split(".")[:-1]
+    base = base[: len(base) - (node.level - 1)]
+    return ".".join([*base, node.module] if node.module else base)
+
+
+def _known_prefix(name: str, modules) -> str | None:
+    parts = name.split(".")
+    for end in range(len(parts), 0, -1):
+        candidate = ".".join(parts[:end])
+        if candidate in modules:
+            return candidate
+    return None
+
+
+def compiled_modules(root: Path, packages) -> set[str]:
+    """The compiled extensions' modules (a Cython ``.pyx`` each): nodes of the graph that
+    import nothing of ours (tests/test_speedups.py checks what they call)."""
+    return {module_name(p, root) for package in packages for p in (root / package).rglob("*.pyx")}
+
+
+def import_graph(root: Path, packages) -> tuple[dict[str, set[str]], dict[str, set[str]]]:
+    """(first-party edges, third-party top-level names) of every module, every import
+    statement counted wherever it stands."""
+    modules = collect_modules(root, packages)
+    known_modules = set(modules) | compiled_modules(root, packages)
+    edges: dict[str, set[str]] = defaultdict(set)
+    external: dict[str, set[str]] = defaultdict(set)
+    for module, path in modules.items():
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Import):
+                names = [alias.name for alias in node.names]
+            elif isinstance(node, ast.ImportFrom):
+                target = _resolve(node, module, is_package)
+                names = [f"{target}.{alias.name}" for alias in node.names]
+                # ``from package import name``: the submodule if there is one, else the package
+                names = [n if n in known_modules else target for n in names]
+            else:
+                continue
+            for name in names:
+                known = _known_prefix(name, known_modules)
+                if known is not None:
+                    edges[module].add(known)
+                elif name.split(".")[0] in FIRST_PARTY:
+                    edges[module].add(name)  # a first-party package outside ``packages``
+                elif name:
+                    external[module].add(name.split(".")[0])
+    return edges, external
+
+
+def wrong_way(edges, allowed) -> list[str]:
+    """Imports from one package into another it may not import."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        package = module.split(".")[0]
+        for target in sorted(targets):
+            other = target.split(".")[0]
+            if other != package and other not in allowed.get(package, set()):
+                found.append(f"{module} imports {target}")
+    return found
+
+
+def layer_of(module: str) -> int | None:
+    parts = module.split(".")
+    for end in range(len(parts), 0, -1):
+        layer = LAYERS.get(".".join(parts[:end]))
+        if layer is not None:
+            return layer
+    return None
+
+
+def downward(edges) -> list[str]:
+    """Imports inside reference_impl that reach up a layer."""
+    found = []
+    for module, targets in sorted(edges.items()):
+        here = layer_of(module)
+        if here is None:
+            continue
+        for target in sorted(targets):
+            there = layer_of(target)
+            if there is not None and there > here:
+                found.append(f"{module} (layer {here}) imports {target} (layer {there})")
+    return found
+
+
+def cycles(edges) -> list[list[str]]:
+    """The strongly connected components of more than one module (or a module importing
+    itself), each sorted: Tarjan's algorithm."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for target in edges.get(node, ()):
+            if target not in index:
+                visit(target)
+                low[node] = min(low[node], low[target])
+            elif target in on_stack:
+                low[node] = min(low[node], index[target])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1 or node in edges.get(node, ()):
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+@pytest.fixture(scope="module")
+def graph():
+    return import_graph(ROOT, PACKAGES)
+
+
+def test_imports_point_one_way(graph):
+    """reference_impl <- klogspec <- conformance, pipeline; never the reverse, nor sideways."""
+    edges, _ = graph
+    assert wrong_way(edges, ALLOWED) == []
+
+
+def test_the_log_is_built_bottom_up(graph):
+    """errors, constants <- records <- formats <- log <- the package root."""
+    edges, _ = graph
+    assert downward(edges) == []
+
+
+def test_no_import_cycle(graph):
+    """No cycle among the modules of the project, TYPE_CHECKING and function imports included."""
+    edges, _ = graph
+    assert cycles(edges) == []
+
+
+def test_the_log_does_not_print_or_parse_argv(graph):
+    _, external = graph
+    found = [
+        f"{module} imports {name}"
+        for module, names in sorted(external.items())
+        for name in sorted(names & FORBIDDEN_THIRD_PARTY.get(module.split(".")[0], set()))
+    ]
+    assert found == []
+
+
+def _write(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+
+
+def test_the_checks_find_cycles_and_wrong_way_imports(tmp_path):
+    """The checker itself: a cycle hidden behind TYPE_CHECKING, a function-level import of the
+    tools from the log, and a relative import resolved to its module."""
+    _write(
+        tmp_path,
+        {
+            "reference_impl/__init__.py": "",
+            "reference_impl/a.py": "from typing import TYPE_CHECKING\n"
+            "if TYPE_CHECKING:\n    from .b import B\n",
+            "reference_impl/b.py": "from . import a\n",
+            "reference_impl/c.py": "def f():\n    from conformance import x\n",
+            "conformance/__init__.py": "",
+            "conformance/x.py": "from reference_impl import a\n",
+        },
+    )
+    edges, _ = import_graph(tmp_path, ("reference_impl", "conformance"))
+    assert edges["reference_impl.b"] == {"reference_impl.a"}
+    assert cycles(edges) == [["reference_impl.a", "reference_impl.b"]]
+    assert wrong_way(edges, ALLOWED) == ["reference_impl.c imports conformance.x"]
+
+
+def test_the_layer_check_finds_an_upward_import(tmp_path):
+    _write(
+        tmp_path,
+        {
+            "reference_impl/__init__.py": "",
+            "reference_impl/records/__init__.py": "",
+            "reference_impl/records/batch.py": "from ..log.segment import LogSegment\n",
+            "reference_impl/log/__init__.py": "",
+            "reference_impl/log/segment.py": "from ..records.batch import X\n",
+        },
+    )
+    edges, _ = import_graph(tmp_path, ("reference_impl",))
+    assert downward(edges) == [
+        "reference_impl.records.batch (layer 1) imports reference_impl.log.segment (layer 3)"
+    ]
