@@ -131,6 +131,22 @@ def test_fast_decoder_gives_the_readable_decoders_records_or_error_on_hostile_by
     assert readable == ("records", fast_alone)
 
 
+@pytest.mark.req("BATCH-6", "REC-11")
+def test_a_negative_offset_delta_gives_the_same_sequence_both_ways():
+    """BATCH-6's incrementSequence on a hostile negative offsetDelta: ``s + d``, no
+    wrap-around (the compiled decoder once computed Int.MAX - d in 32 bits and wrapped)."""
+    raw = bytearray(
+        build_record_batch([SimpleRecord(b"v", timestamp=0)], producer_id=7, base_sequence=0)
+    )
+    at = RECORD_BATCH_OVERHEAD + 3  # length, attributes, timestampDelta 0, then offsetDelta
+    assert raw[at] == 0
+    raw[at] = 0x01  # zigzag -1
+    batch = RecordBatch.from_bytes(bytes(raw))
+    readable = outcome(decode_records, batch, bytes(raw), RECORD_BATCH_OVERHEAD)
+    assert readable[0] == "records" and readable[1][0].sequence == -1
+    assert outcome(decode_records_fast, batch, bytes(raw), RECORD_BATCH_OVERHEAD) == readable
+
+
 @pytest.mark.corpus
 def test_fast_and_readable_decoders_agree_on_the_corpus(corpus):
     decoded = 0

@@ -434,7 +434,8 @@ def decode_records(batch, buf, Py_ssize_t start=0):
             break
         sequence = -1
         if base_sequence >= 0:  # increment_sequence's wrap-around past Int.MAX
-            if base_sequence > INT32_MAX - offset_delta:
+            # in 64 bits: INT32_MAX - a negative (hostile) delta must not overflow
+            if base_sequence > INT32_MAX - <int64_t>offset_delta:
                 sequence = offset_delta - (INT32_MAX - base_sequence) - 1
             else:
                 sequence = base_sequence + offset_delta
@@ -870,8 +871,8 @@ cdef class RecordColumns:
                 c.bad = True
                 break
             sequence = -1
-            if base_sequence >= 0:
-                if base_sequence > INT32_MAX - offset_delta:
+            if base_sequence >= 0:  # as decode_records
+                if base_sequence > INT32_MAX - <int64_t>offset_delta:
                     sequence = offset_delta - (INT32_MAX - base_sequence) - 1
                 else:
                     sequence = base_sequence + offset_delta
