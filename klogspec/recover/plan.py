@@ -40,6 +40,8 @@ from reference_impl.files import (
     txn_index_file_name,
 )
 from reference_impl.index import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY_SIZE,
     sanity_check_offset_index,
     sanity_check_time_index,
     sanity_check_txn_index,
@@ -146,6 +148,8 @@ class _Planner:
         self.start_entry, self.start_checkpoint = start_entry, start_entry or 0
         self.sanity_check = sanity_check
         self.files = {p.name for p in dir.iterdir() if p.is_file()}
+        # files the plan creates, rebuilds or renames: their size then, not on disk now
+        self.sizes: dict[str, int] = {}
         self.epochs = self._read_epochs()
         self.epochs_before = list(self.epochs)
         self.segments: dict[int, _Segment] = {}
@@ -168,10 +172,22 @@ class _Planner:
     def _delete(self, file: str, reason: Reason, size: int | None = None) -> None:
         """``size``: what is left of a .log an earlier step of the plan cut."""
         path = self.dir / file
-        size = path.stat().st_size if size is None else size
+        size = self._size(file) if size is None else size
         offsets = claimed_offsets(path, 0, size) if classify(path).kind is FileKind.LOG else None
         self._add("delete", file, reason, bytes=size, offsets=offsets)
         self.files.discard(file)
+        self.sizes.pop(file, None)
+
+    def _size(self, file: str) -> int:
+        """The size ``file`` has at this step of the plan: an index the plan created or
+        rebuilt (a segment without its .index, LOAD-13) is not on disk yet."""
+        if file in self.sizes:
+            return self.sizes[file]
+        return (self.dir / file).stat().st_size
+
+    def _created(self, file: str, size: int) -> None:
+        self.files.add(file)
+        self.sizes[file] = size
 
     def _read_epochs(self) -> list[EpochEntry]:
         path = self.dir / LEADER_EPOCH_CHECKPOINT
@@ -215,7 +231,9 @@ class _Planner:
                 index = offset_index_file_name(base, SWAP_FILE_SUFFIX)
                 if index not in self.files:  # opening the swap segment's index creates it
                     self._add("create", index, Reason.SWAP)
-                    self.files.add(index)
+                    # opened, so preallocated (INDEX-1)
+                    entries = self.config.segment_index_bytes // OFFSET_INDEX_ENTRY_SIZE
+                    self._created(index, entries * OFFSET_INDEX_ENTRY_SIZE)
         for file in sorted(self.files):
             if file.endswith(SWAP_FILE_SUFFIX) or "." not in file:
                 continue
@@ -230,6 +248,8 @@ class _Planner:
             self._add("rename", file, Reason.SWAP, to=target)
             self.files.discard(file)
             self.files.add(target)
+            self.sizes[target] = self._size(file)
+            self.sizes.pop(file, None)
 
     # --- LOAD-11 to LOAD-16 ---
     def _segment_files(self) -> None:
@@ -258,7 +278,7 @@ class _Planner:
         new_time_index = time_index not in self.files
         if new_time_index:
             self._add("create", time_index, Reason.MISSING_TIME_INDEX)
-            self.files.add(time_index)
+            self._created(time_index, 0)  # resized to 0 by the load's sanity check
         txn = txn_index_file_name(base)
         try:
             if txn in self.files:
@@ -314,11 +334,14 @@ class _Planner:
         ):
             old = (
                 existing_index_entries(self.dir / name, segment.base, time)
-                if name in self.files
+                if name in self.files and name not in self.sizes
                 else None
             )
             self._add("rebuild", name, reason, changed=old != entries)
             self.files.add(name)
+            # a recovered index is trimmed to its entries (RECOV-4)
+            entry_size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
+            self.sizes[name] = len(entries) * entry_size
         segment.recovered = True
         segment.next_offset = scan.next_offset
         return cut
