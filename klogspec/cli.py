@@ -7,14 +7,20 @@ invoked, so ``klogspec`` never imports ``conformance`` or ``pipeline`` and ``klo
 dump`` does not pay for Spark.
 
 Exit statuses: 0 clean; 1 findings (a file had errors, CRC failures, index
-mismatches or trailing bytes); 2 the command could not run (bad usage, missing path).
+mismatches or trailing bytes); 2 the command could not run (bad usage, missing path, a
+Python package of an optional extra not installed). A reader that closes the output early
+(``klogspec dump ... | head``) ends the command quietly with status 0: a closed pipe is not a
+finding.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import re
 import sys
+from importlib import metadata
 from importlib.metadata import entry_points
 
 import click
@@ -28,10 +34,33 @@ EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 COMMAND_GROUP = "klogspec.commands"
+DISTRIBUTION = "kafka-log-spec"
+_OWN_PACKAGES = {"klogspec", "reference_impl", "conformance", "pipeline", "kaitai"}
+_MODULE_DISTRIBUTIONS = {"snappy": "python-snappy", "kafka": "kafka-python"}
 
 
 class _Group(click.Group):
-    """Built-in commands plus the ``klogspec.commands`` entry points, loaded lazily."""
+    """Built-in commands plus the ``klogspec.commands`` entry points, loaded lazily.
+
+    Every command runs through ``invoke``: a closed output pipe ends it with status 0, and a
+    missing optional package with status 2 and the extra to install, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(EXIT_OK)
+        except ModuleNotFoundError as exc:
+            top = (exc.name or "").partition(".")[0]
+            if not top or top in _OWN_PACKAGES:
+                raise  # our own import: a bug, not a missing package
+            command = f"klogspec {ctx.invoked_subcommand or ''}".strip()
+            click.echo(f"error: {command} needs {missing_package_hint(top)}", err=True)
+            sys.exit(EXIT_USAGE)
 
     def _plugins(self) -> dict:
         return {ep.name: ep for ep in entry_points(group=COMMAND_GROUP)}
@@ -44,6 +73,65 @@ class _Group(click.Group):
         if command is None and name in self._plugins():
             command = self._plugins()[name].load()
         return command
+
+
+def missing_package_hint(module: str) -> str:
+    """``the Python package X, which is not installed: pip install '...[extra]'``, naming the
+    extra of this distribution that declares it (its metadata, from pyproject.toml)."""
+    distribution = _MODULE_DISTRIBUTIONS.get(module, module)
+    try:
+        requirements = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        requirements = []
+    for requirement in requirements:
+        name, _, marker = requirement.partition(";")
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        declared = re.split(r"[\s<>=!~\[(;]", name.strip(), maxsplit=1)[0]
+        if extra and _normal(declared) == _normal(distribution):
+            return (
+                f"the Python package {distribution}, which is not installed: "
+                f"pip install '{DISTRIBUTION}[{extra.group(1)}]'"
+            )
+    return f"the Python package {distribution}, which is not installed"
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test runner's capture): nothing is flushed at exit
+
+
+class _Console(Console):
+    """rich's console, except that a closed pipe raises BrokenPipeError for the group's
+    handler (rich's own exits with status 1)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
+def stdout_console() -> Console:
+    return _Console(highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    return _Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def no_progress_option(command):
+    return click.option(
+        "--progress/--no-progress",
+        default=True,
+        show_default=True,
+        help="A progress bar on stderr for inputs over 64 MiB (drawn only on a terminal).",
+    )(command)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})

@@ -10,6 +10,7 @@ prints it too, after checking that the loader did exactly that (cli.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -99,6 +100,7 @@ class RecoveryPlan:
     log_start_offset: int = 0
     log_end_offset: int = 0
     actions: list[Action] = field(default_factory=list)
+    scanned_bytes: int = 0  # of the .log files the load will read (RECOV-2)
 
     @property
     def changes(self) -> list[Action]:
@@ -128,9 +130,12 @@ def plan_recovery(
     *,
     recovery_point: int | None = None,
     index_sanity_check: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+    absent: set[str] = frozenset(),
 ) -> RecoveryPlan:
     """What ``Log.open`` with ``LoadOptions(had_clean_shutdown=False, recovery_point,
-    index_sanity_check)`` followed by ``close()`` would change in ``dir``."""
+    index_sanity_check)`` followed by ``close()`` would change in ``dir``, as if the files
+    ``absent`` were not there. ``progress(file, size)`` is told of each ``.log`` read."""
     name = parse_partition_dir_name(dir.name)
     if dir.name.endswith(DELETE_DIR_SUFFIX):
         raise PlanError(f"{dir} is queued for deletion: it is not recovered (LOAD-23)")
@@ -138,7 +143,10 @@ def plan_recovery(
     checkpoint = read_offsets_or_empty(dir.parent / RECOVERY_POINT_CHECKPOINT).get(key)
     start_entry = read_offsets_or_empty(dir.parent / LOG_START_OFFSET_CHECKPOINT).get(key)
     point = recovery_point if recovery_point is not None else checkpoint or 0
-    return _Planner(dir, config, point, checkpoint, start_entry, index_sanity_check).run()
+    planner = _Planner(dir, config, point, checkpoint, start_entry, index_sanity_check)
+    planner.files -= absent
+    planner.progress = progress or (lambda file, size: None)
+    return planner.run()
 
 
 class _Planner:
@@ -308,6 +316,7 @@ class _Planner:
             path, segment.base, self.config.index_interval_bytes,
             self.config.segment_index_bytes, latest,
         )  # fmt: skip
+        self._scanned(file, segment.size)
         for epoch, offset in scan.epochs:
             self.epochs.append(EpochEntry(epoch, offset))
         if scan.outcome in ("overflow", "index_full"):
@@ -345,6 +354,10 @@ class _Planner:
         segment.recovered = True
         segment.next_offset = scan.next_offset
         return cut
+
+    def _scanned(self, file: str, size: int) -> None:
+        self.plan.scanned_bytes += size
+        self.progress(file, size)
 
     def _recover_log(self) -> int:
         bases = sorted(self.segments)
