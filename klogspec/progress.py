@@ -1,8 +1,7 @@
 """The one progress bar of the command line: bytes done of a known total, on stderr.
 
-Shown only for inputs over ``PROGRESS_THRESHOLD`` so that small runs and scripts see
-no noise, and only on a terminal (rich draws nothing on a pipe or a file); ``--no-progress``
-turns it off (a total of 0). Transient, so it leaves nothing behind in a terminal's
+Shown only for inputs over ``PROGRESS_THRESHOLD`` so that small runs see no noise, and only
+on a terminal, so that scripts see none; ``--no-progress`` turns it off (a total of 0). Transient, so it leaves nothing behind in a terminal's
 scrollback.
 """
 
@@ -21,7 +20,7 @@ class ByteProgress:
     def __init__(self, label: str, total: int, console: Console) -> None:
         self.bar = None
         self.completed = 0
-        if total > PROGRESS_THRESHOLD:
+        if total > PROGRESS_THRESHOLD and console.is_terminal:  # rich would print a newline
             self.bar = Progress(
                 TextColumn("{task.description}"), BarColumn(), DownloadColumn(),
                 TimeRemainingColumn(), console=console, transient=True,

@@ -169,16 +169,34 @@ def _recover_log_dir(log_dir, partitions, config, bar, warn, *, force, **options
 
 def _each(partitions, config, bar, options):
     for partition in partitions:
-        before = bar.completed
-        size = _log_bytes(partition)
-        bar.describe(f"recover {partition.name}")
-        progress = Progress(
-            scanned=lambda file, n: bar.advance(n),
-            loaded=lambda file: bar.advance(_size(file)),
-            expect=bar.add_total,
-        )
-        yield recover_partition(partition, config, progress=progress, **options)
-        bar.update(max(bar.completed, before + size))  # the segments the plan did not read
+        yield recover_partition(partition, config, progress=_progress(bar, partition), **options)
+
+
+def _progress(bar: ByteProgress, partition: Path) -> Progress:
+    """The bar moves as the plan reads each segment, then as the load recovers each (the
+    total grows by what the load reads again); it ends at the partition's end either way."""
+    start, size = bar.completed, _log_bytes(partition)
+    read = {}  # segment file name: bytes, as the plan read it
+
+    def scanned(file: str, n: int) -> None:
+        read[file] = n
+        bar.advance(n)
+
+    def expect(n: int) -> None:
+        nonlocal size
+        size += n
+        bar.add_total(n)
+
+    def done() -> None:
+        bar.update(max(bar.completed, start + size))
+
+    bar.describe(f"recover {partition.name}")
+    return Progress(
+        scanned=scanned,
+        loaded=lambda file: bar.advance(read.get(file.name, 0)),
+        expect=expect,
+        done=done,
+    )
 
 
 def _log_bytes(partition: Path) -> int:
@@ -213,10 +231,10 @@ def _print_report(console, report: RecoverReport) -> None:
         if action.action == "rebuild" and not action.changed:
             continue
         console.print("  " + escape(describe(action)))
-    if plan is not None and plan.changes:
+    if plan is not None and (plan.changes or report.pending):
         console.print(
             f"  log end offset {plan.log_end_offset}, log start offset {plan.log_start_offset}, "
-            f"{plan.log_bytes_removed} bytes of .log files removed"
+            f"{_count(report.log_bytes_removed, 'byte')} of .log files removed"
         )
     if plan is not None and plan.recovery_point > 0 and report.mode != "failed":
         console.print(

@@ -38,6 +38,7 @@ from reference_impl.log import Log
 from .journal import Journal, fsync_dir, step
 from .plan import Action, PlanError, RecoveryPlan, plan_recovery
 from .quarantine import Quarantine, quarantine_folder, quarantine_folders
+from .scan import claimed_offsets
 
 EXIT_OK, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2  # RECOV-17 (klogspec/cli.py's statuses)
 
@@ -51,6 +52,12 @@ class RecoverReport:
     error: str | None = None
     pending: list[Action] = field(default_factory=list)  # a resumed run's own deletions first
     resumed: RecoverReport | None = None  # the interrupted run this one finished first
+
+    @property
+    def log_bytes_removed(self) -> int:
+        """Bytes of ``.log`` files cut or deleted, a resumed run's own deletions included."""
+        pending = sum(a.bytes or 0 for a in self.pending if a.file.endswith(LOG_FILE_SUFFIX))
+        return pending + (self.plan.log_bytes_removed if self.plan is not None else 0)
 
     @property
     def status(self) -> int:
@@ -73,7 +80,7 @@ class RecoverReport:
                 recoverFrom=plan.recovery_point,
                 logStartOffset=plan.log_start_offset,
                 logEndOffset=plan.log_end_offset,
-                logBytesRemoved=plan.log_bytes_removed,
+                logBytesRemoved=self.log_bytes_removed,
                 actions=[a.to_dict() for a in plan.actions],
             )
         out["quarantine"] = None if self.quarantine is None else str(self.quarantine)
@@ -86,11 +93,13 @@ class RecoverReport:
 @dataclass
 class Progress:
     """Where a run reports the bytes it reads: ``scanned(file, size)`` as the plan reads a
-    segment, ``loaded(file)`` as the loader recovers one, ``expect(size)`` before a load."""
+    segment, ``loaded(file)`` as the loader recovers one, ``expect(size)`` before a load,
+    ``done()`` at the end."""
 
     scanned: Callable[[str, int], None] = lambda file, size: None
     loaded: Callable[[Path], None] = lambda file: None
     expect: Callable[[int], None] = lambda size: None
+    done: Callable[[], None] = lambda: None
 
 
 _NO_PROGRESS = Progress()
@@ -107,6 +116,13 @@ def recover_partition(
 ) -> RecoverReport:
     """Finish an interrupted run of ``dir`` if there is one, then plan and (unless ``dry_run``
     or nothing to do) load, quarantine and close ``dir``."""
+    try:
+        return _recover(dir, config, from_offset, dry_run, discard, progress)
+    finally:
+        progress.done()
+
+
+def _recover(dir, config, from_offset, dry_run, discard, progress) -> RecoverReport:
     resumed = None
     try:
         interrupted = unfinished_journals(dir)
@@ -164,7 +180,11 @@ def pending_deletions(dir: Path, journal: Journal) -> list[Action]:
             continue
         if planned["file"].endswith(LOG_FILE_SUFFIX) and path.stat().st_size != planned["bytes"]:
             continue
-        pending.append(Action("delete", planned["file"], planned["reason"], bytes=planned["bytes"]))
+        offsets = claimed_offsets(path) if path.name.endswith(LOG_FILE_SUFFIX) else None
+        pending.append(
+            Action("delete", planned["file"], planned["reason"], bytes=path.stat().st_size,
+                   offsets=offsets)
+        )  # fmt: skip
     return pending
 
 

@@ -213,3 +213,75 @@ def test_could_not_run(tmp_path):
     doomed = tmp_path / "b" / "topic-0.0123456789abcdef0123456789abcdef-delete"
     doomed.mkdir(parents=True)
     assert "queued for deletion" in run(doomed, expect=2).output
+
+
+class FakeBar:
+    """ByteProgress's interface, recording what the command tells it."""
+
+    made: list[FakeBar] = []
+
+    def __init__(self, label, total, console) -> None:
+        self.total, self.completed, self.labels = total, 0, [label]
+        FakeBar.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        pass
+
+    def advance(self, amount):
+        self.completed += amount
+
+    def update(self, completed):
+        self.completed = completed
+
+    def add_total(self, amount):
+        self.total += amount
+
+    def describe(self, label):
+        self.labels.append(label)
+
+
+def test_progress_counts_the_bytes_read(tmp_path, monkeypatch):
+    """Issue 16: progress on long recoveries. The bar's total is the .log bytes the plan may
+    read, grown by what the load reads again; it ends full."""
+    import klogspec.recover.cli as cli
+
+    dir = build(tmp_path, close=False)
+    flip(sorted(dir.glob("*.log"))[-2], 200)
+    logs = sum(p.stat().st_size for p in dir.glob("*.log"))
+    monkeypatch.setattr(cli, "ByteProgress", FakeBar)
+    FakeBar.made.clear()
+    run(dir, "--from-offset", 0, expect=1)
+    bar = FakeBar.made[-1]
+    assert bar.labels == ["recover", "recover topic-0"]
+    assert bar.total > logs  # the plan's pass, then the load's
+    assert bar.completed >= bar.total
+    run(dir, "--no-progress", expect=0)
+    assert FakeBar.made[-1].total == 0  # off: ByteProgress draws nothing for a total of 0
+
+
+def test_progress_is_drawn_on_a_terminal_only(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    import klogspec.progress
+    import klogspec.recover.cli as cli
+
+    dir = build(tmp_path, close=False)
+    monkeypatch.setattr(klogspec.progress, "PROGRESS_THRESHOLD", 0)
+    terminal = io.StringIO()
+    monkeypatch.setattr(
+        cli, "stderr_console", lambda: Console(file=terminal, force_terminal=True, width=100)
+    )
+    run(dir, "--from-offset", 0, expect=1)
+    assert "recover topic-0" in terminal.getvalue()
+    terminal.truncate(0)
+    run(dir, "--from-offset", 0, "--no-progress", expect=0)
+    assert "recover" not in terminal.getvalue()
+    pipe = io.StringIO()
+    monkeypatch.setattr(cli, "stderr_console", lambda: Console(file=pipe))  # not a terminal
+    run(dir, "--from-offset", 0, expect=0)
+    assert pipe.getvalue() == ""
