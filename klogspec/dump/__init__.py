@@ -13,6 +13,12 @@ entries and the dump goes on where the bytes allow.
   .log; those the spec allows carry ``allowedBy`` (OIDX-7, TIDX-2, TIDX-9) and,
   reported as Kafka's tool reports them, are not findings;
 * ``ioErrors``: a file, or the .log an index is checked against, that cannot be read.
+
+A piece ``klogspec recover`` kept in a quarantine folder is dumped as the file it came from
+(``00000000000000060611.log.490950-998265``: a .log, base offset 60611), with that file's
+positions (here from 490950), so that they match the manifest and recover's report;
+``--type`` says what an unrecognised name holds. Directories are walked without their
+quarantine folders unless ``include_quarantine``.
 """
 
 from __future__ import annotations
@@ -38,6 +44,7 @@ from reference_impl.producer_snapshot import read_snapshot, snapshot_trailing_by
 from reference_impl.records import Batch, ControlRecordType, iter_file_batches, parse_end_txn_marker
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 
+from ..recover.naming import MANIFEST, QUARANTINE_DIR, StoredPiece, stored_piece
 from ..walk import EntryWalk, header_problem, path_order
 
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
@@ -50,6 +57,8 @@ class DumpOptions:
     index_sanity_check: bool = False
     verify_index_only: bool = False
     max_bytes: int | None = None
+    file_type: FileKind | None = None  # what every named file holds, whatever its name
+    include_quarantine: bool = False
 
     @property
     def records(self) -> bool:
@@ -69,6 +78,12 @@ class FileDump:
     options: DumpOptions
     size_bytes: int = 0
     summary: dict = field(default_factory=dict)
+    piece: StoredPiece | None = None  # a quarantined piece: positions are its original's
+
+    @property
+    def origin(self) -> int:
+        """Where this file's first byte is in the file its positions are given in."""
+        return 0 if self.piece is None else self.piece.start
 
     def __post_init__(self) -> None:
         self.file = str(self.path)
@@ -83,6 +98,8 @@ class FileDump:
             self.summary[key] = self.info.base_offset
         if self.info.epoch is not None:
             self.summary["epoch"] = self.info.epoch
+        if self.piece is not None:
+            self.summary["quarantined"] = {"file": self.piece.original, "from": self.origin}
 
     @property
     def ok(self) -> bool:
@@ -92,7 +109,10 @@ class FileDump:
         return not (s["errors"] or s["ioErrors"] or rejected)
 
     def error(self, exc: KafkaLogError) -> None:
-        self.summary["errors"].append(exc.located(file=self.file).to_dict())
+        error = exc.located(file=self.file).to_dict()
+        if error.get("position") is not None:
+            error["position"] += self.origin
+        self.summary["errors"].append(error)
 
     def io_error(self, message: str) -> None:
         self.summary["ioErrors"].append({"file": self.file, "message": message})
@@ -127,32 +147,65 @@ def _camel(name: str) -> str:
 # --- walking paths ------------------------------------------------------------------------
 
 
-def dump_paths(paths, options: DumpOptions, *, warn=lambda message: None) -> Iterator[FileDump]:
+def dump_paths(
+    paths, options: DumpOptions, *, warn=lambda message: None, refuse=None
+) -> Iterator[FileDump]:
     """A FileDump for each dumpable file under ``paths``. Directories are walked in a stable
     order: segment files by base offset (.log, .index, .timeindex, .txnindex, .snapshot),
     other files by name, then subdirectories (partition directories by topic, then
-    partition number). Files of other kinds go to ``warn`` (.lock and quorum-state only
-    when named explicitly)."""
+    partition number), quarantine folders only with ``include_quarantine``. Files of
+    other kinds found in directories go to ``warn`` (unknown names only); a file named in
+    ``paths`` that cannot be dumped goes to ``refuse`` (the command cannot do what it was
+    asked: exit status 2)."""
+    refuse = refuse or warn
     for path in paths:
-        yield from _walk(Path(path), options, warn, explicit=True)
+        yield from _walk(Path(path), options, warn, refuse, explicit=True)
 
 
-def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
+def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[FileDump]:
     if path.is_dir():
+        if path.name == QUARANTINE_DIR and not (explicit or options.include_quarantine):
+            return  # klogspec recover's kept bytes: not the partition's (LOAD-25)
         for child in sorted(path.iterdir(), key=path_order):
             if not (child.is_dir() and child.is_symlink()):  # a linked directory could loop
-                yield from _walk(child, options, warn, explicit=False)
+                yield from _walk(child, options, warn, refuse, explicit=False)
         return
-    info = classify(path)
+    info, piece = identify(path, options.file_type if explicit else None)
     if info.kind not in _DUMPERS:
-        if explicit or info.kind is FileKind.UNKNOWN:
-            warn(f"ignoring {path}: {info.kind.value} files are not dumped")
+        if explicit:
+            hint = " (--type says what it holds)" if info.kind is FileKind.UNKNOWN else ""
+            refuse(f"cannot dump {path}: {_kind_words(info.kind)} files are not dumped{hint}")
+        elif info.kind is FileKind.UNKNOWN and not _manifest(path):
+            warn(f"ignoring {path}: unknown files are not dumped")
         return
     try:
         size = path.stat().st_size
     except OSError:
         size = 0  # events() reports why the file cannot be read
-    yield FileDump(path, info, options, size)
+    yield FileDump(path, info, options, size, piece=piece)
+
+
+def identify(path: Path, file_type: FileKind | None = None) -> tuple[FileInfo, StoredPiece | None]:
+    """What ``path`` holds: ``file_type`` when given (with the base offset its name starts
+    with, if any), else what its name says, a quarantined piece as its original."""
+    info = classify(path)
+    piece = stored_piece(path.name) if info.kind is FileKind.UNKNOWN else None
+    if piece is not None:
+        info = dataclasses.replace(classify(piece.original), name=path.name)
+    if file_type is not None and file_type is not info.kind:
+        digits = path.name.split(".")[0]
+        base = int(digits) if len(digits) == 20 and digits.isdigit() else None
+        info = FileInfo(file_type, path.name, base)
+    return info, piece
+
+
+def _kind_words(kind: FileKind) -> str:
+    return kind.value.replace("_", " ")
+
+
+def _manifest(path: Path) -> bool:
+    """A quarantine folder's manifest.json: JSON for people, nothing to decode."""
+    return path.name == MANIFEST and path.parent.parent.name == QUARANTINE_DIR
 
 
 # --- batch files: .log, KRaft .checkpoint ---------------------------------------------------
@@ -167,7 +220,8 @@ def _dump_batches(dump: FileDump) -> Iterator[dict]:
     summary.update(batches=0, crcFailures=0)
     if options.records:
         summary["nonConsecutiveOffsets"] = []
-    if dump.info.base_offset is None and dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT:
+    named = dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT and options.file_type is None
+    if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
     with open(dump.path, "rb") as handle:
@@ -179,6 +233,9 @@ def _dump_batches(dump: FileDump) -> Iterator[dict]:
             summary["batches"] += 1
             yield _batch_event(item, dump, previous)
     valid = summary["validBytes"] = walk.valid_bytes  # a skipped entry counts as framed
+    if end < dump.size_bytes:  # --max-bytes stopped the dump: say so, and what comes next
+        summary.update(readBytes=end, maxBytesReached=True)
+        summary["nextEntryBytes"] = _entry_size_at(dump.path, valid)
     if end == dump.size_bytes:
         summary["trailingBytes"] = end - valid
         if end > valid and walk.stopped_at is None:
@@ -186,6 +243,14 @@ def _dump_batches(dump: FileDump) -> Iterator[dict]:
                 Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
             dump.error(tail.located(position=valid))
+
+
+def _entry_size_at(path: Path, position: int) -> int | None:
+    """The size (with its 12-byte offset and length prefix) the entry at ``position`` says
+    it has, or None when fewer than 12 bytes are there."""
+    with open(path, "rb") as handle:
+        prefix = os.pread(handle.fileno(), 12, position)
+    return int.from_bytes(prefix[8:12], "big", signed=True) + 12 if len(prefix) == 12 else None
 
 
 # what ensure_valid reports: Kafka's isValid is false for exactly these
@@ -212,7 +277,7 @@ def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
         "baseOffset": None if legacy and batch.compression_id else batch.base_offset,
         "lastOffset": batch.last_offset, "count": batch.records_count, "magic": batch.magic,
         "compression": codec, "crc": batch.crc, "crcValid": crc_valid,
-        "position": batch.position, "sizeBytes": batch.size_in_bytes,
+        "position": batch.position + dump.origin, "sizeBytes": batch.size_in_bytes,
         "partitionLeaderEpoch": batch.partition_leader_epoch, "producerId": batch.producer_id,
         "producerEpoch": batch.producer_epoch, "baseSequence": batch.base_sequence,
         "lastSequence": batch.last_sequence, "isTransactional": batch.is_transactional,
@@ -496,3 +561,4 @@ _DUMPERS = {
         if kind.is_offset_checkpoint
     },
 }
+DUMPABLE_KINDS = frozenset(_DUMPERS)

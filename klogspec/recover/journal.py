@@ -31,7 +31,8 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
-MANIFEST = "manifest.json"
+from .naming import MANIFEST
+
 MANIFEST_VERSION = 2
 IN_PROGRESS, COMPLETE = "in-progress", "complete"
 RANGES = "[from, to): from inclusive, to exclusive, for byte positions and offsets alike"

@@ -42,9 +42,8 @@ from .journal import (
     same_bytes,
     step,
 )
+from .naming import QUARANTINE_DIR, slice_name
 from .scan import claimed_offsets
-
-QUARANTINE_DIR = ".klogspec-quarantine"
 
 
 def quarantine_folder(partition: Path, now: float | None = None) -> Path:
@@ -106,7 +105,7 @@ class Quarantine(LoadObserver):
             if error == ZERO_TAIL:
                 entry["stored"] = None  # zeros are noted, not kept (RECOV-14's MAY)
             else:
-                target = self._target(f"{file.name}.{position}-{position + size}")
+                target = self._target(slice_name(file.name, position, position + size))
                 copy_range_durably(file, position, size, target)
                 entry["stored"] = target.name
         self.journal.add(entry)

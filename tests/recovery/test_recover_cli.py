@@ -285,3 +285,61 @@ def test_progress_is_drawn_on_a_terminal_only(tmp_path, monkeypatch):
     monkeypatch.setattr(cli, "stderr_console", lambda: Console(file=pipe))  # not a terminal
     run(dir, "--from-offset", 0, expect=0)
     assert pipe.getvalue() == ""
+
+
+def dump(*args, expect: int):
+    from klogspec.cli import main
+
+    result = CliRunner().invoke(main, ["dump", *map(str, args)], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result
+
+
+def test_the_quarantine_is_inspectable(tmp_path):
+    """Issue 16: dump decodes a kept slice (by its name, or with --type log) at the positions
+    of the file it was cut from; dump DIR and verify DIR skip the quarantine unless asked;
+    the report, the manifest and dump give ranges alike ([from, to), to exclusive)."""
+    dir = build(tmp_path, close=False)
+    segments = sorted(dir.glob("*.log"))
+    flip(segments[-2], 200)
+    text = run(dir, "--from-offset", 0, expect=1).output
+    folder = next((dir / QUARANTINE_DIR).iterdir())
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["state"] == "complete" and "to exclusive" in manifest["ranges"]
+    cut = next(e for e in manifest["entries"] if e["action"] == "truncate")
+    start, end = cut["position"], cut["position"] + cut["bytes"]
+    first, after = cut["offsets"]
+    assert cut["stored"] == f"{cut['file']}.{start}-{end}"
+    assert f"truncate {cut['file']}: bytes [{start}, {end}) ({cut['bytes']} bytes, " in text
+    assert f"offsets [{first}, {after})" in text
+    assert "None" not in text and "[]" not in text
+    # the slice, dumped: its own name says what it is and whose positions it has
+    piece = folder / cut["stored"]
+    events = [json.loads(line) for line in dump("--json", piece, expect=1).stdout.splitlines()]
+    batches = [e for e in events if e["type"] == "batch"]
+    assert batches[0]["position"] == start and batches[0]["baseOffset"] == first
+    assert batches[-1]["lastOffset"] == after - 1
+    assert events[-1]["quarantined"] == {"file": cut["file"], "from": start}
+    assert events[-1]["errors"][0]["position"] == start  # the flipped batch: where it was
+    shown = dump(piece, expect=1).output
+    assert f"quarantined bytes [{start}, {end}) of {cut['file']}" in shown
+    renamed = tmp_path / "slice.bin"
+    renamed.write_bytes(piece.read_bytes())
+    dump(renamed, expect=2)  # an unknown name: say what it holds
+    typed = dump("--json", "--type", "log", renamed, expect=1).stdout.splitlines()
+    typed = [json.loads(line) for line in typed]
+    assert [e["lastOffset"] for e in typed if e["type"] == "batch"] == [
+        b["lastOffset"] for b in batches
+    ]
+    # walks skip the quarantine unless asked
+    assert QUARANTINE_DIR not in dump(tmp_path, expect=0).output
+    assert str(piece) in dump("--include-quarantine", tmp_path, expect=1).output
+    assert serious(tmp_path) == []
+    from klogspec.verify.run import verify_paths as verify
+
+    with_pieces = [
+        f for f in verify([tmp_path], include_quarantine=True) if f.severity is Severity.ERROR
+    ]
+    assert [(f.rule, f.file, f.position) for f in with_pieces] == [("BATCH-4", str(piece), start)]
+    named = [f for f in verify([folder]) if f.severity is not Severity.INFO]
+    assert [(f.rule, f.position) for f in named] == [("BATCH-4", start)]  # no DIR-3
