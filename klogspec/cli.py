@@ -163,7 +163,9 @@ def json_option(command):
 )
 @click.option(
     "--type", "file_type", type=click.Choice(sorted(k.value for k in DUMPABLE_KINDS)),
-    help="What the files named hold, whatever their names say (e.g. log).",
+    metavar="KIND",
+    help="What the files named hold, whatever their names say: "
+    + ", ".join(sorted(k.value for k in DUMPABLE_KINDS)) + ".",
 )  # fmt: skip
 @click.option(
     "--include-quarantine", is_flag=True,

@@ -180,6 +180,7 @@ def check_kill_state(state: Snapshot, original: Snapshot, done: Snapshot, root: 
     assert third.status == 0, third.plan.changes
 
 
+@pytest.mark.req("RECOV-21")
 def test_a_kill_after_any_write(recorded, scratch):
     """Every write boundary of the run: the journal's and the loader's."""
     original, done, snapshots = recorded
@@ -219,6 +220,7 @@ def count_steps(dir: Path, monkeypatch) -> int:
     return len(steps)
 
 
+@pytest.mark.req("RECOV-21")
 def test_sigkill_at_every_durable_step(tmp_path, monkeypatch, request):
     """A real process killed after each durable step of the journal; a second run finishes."""
     original_root = tmp_path / "original"
@@ -247,6 +249,7 @@ def test_sigkill_at_every_durable_step(tmp_path, monkeypatch, request):
 
 @pytest.mark.slow
 @pytest.mark.corpus
+@pytest.mark.req("RECOV-21")
 def test_sigkill_at_random_moments(corpus, tmp_path):
     """A corpus partition (3 MB, a flipped batch: the load cuts 0.5 MB and deletes a segment)
     recovered by real processes killed at random moments of the run; a second run (in
@@ -291,6 +294,7 @@ def test_sigkill_at_random_moments(corpus, tmp_path):
 # --- two at once ---------------------------------------------------------------------------
 
 
+@pytest.mark.req("RECOV-22")
 def test_a_second_recover_refuses_while_the_first_runs(tmp_path, monkeypatch):
     """RECOV-22: while one recover holds the log directory (stopped at its first durable
     step), another process's recover exits 2 naming the lock and its holder."""
