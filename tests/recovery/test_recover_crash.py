@@ -312,3 +312,38 @@ def test_a_second_recover_refuses_while_the_first_runs(tmp_path, monkeypatch):
     assert second.returncode == 2, second.stdout + second.stderr
     assert str(tmp_path / ".lock") in second.stdout
     assert f"pid {os.getpid()}" in second.stdout  # the first run, found in /proc/locks
+
+
+@pytest.mark.req("RECOV-21", "RECOV-16")
+def test_a_dry_run_reports_the_interrupted_run(tmp_path, monkeypatch):
+    """Killed once the truncation is done and the first deletion journaled: a dry run names
+    the interrupted run and the deletions it would finish, and changes nothing; the real run
+    does exactly that, then has nothing more to do."""
+    original_root = tmp_path / "original"
+    build_damaged(original_root)
+    names = []
+    counting = tmp_path / "counting"
+    materialize(files(original_root), counting)
+    monkeypatch.setattr(journal_module, "STEP", names.append)
+    recover_partition(partition_dir(counting), TOOL, from_offset=0)
+    monkeypatch.undo()
+    first_delete = next(i for i, n in enumerate(names) if n.startswith("entry delete"))
+    root = tmp_path / "killed"
+    materialize(files(original_root), root)
+    killed = klogspec(
+        "recover", "--from-offset", "0", *TOOL_ARGS, str(partition_dir(root)),
+        env={"KLOGSPEC_FAULT_KILL_AT": str(first_delete + 1)},
+    )  # fmt: skip
+    assert killed.returncode == -signal.SIGKILL
+    before = files(root)
+    runner = CliRunner()
+    args = [str(partition_dir(root)), "--from-offset", "0", *TOOL_ARGS]
+    dry = runner.invoke(recover_command, [*args, "--dry-run"])
+    assert dry.exit_code == 1 and files(root) == before
+    assert "would finish the recovery interrupted in" in dry.stdout
+    pending = [line for line in dry.stdout.splitlines() if "(after_truncation)" in line]
+    assert pending and all(line.strip().startswith("delete ") for line in pending)
+    real = runner.invoke(recover_command, args)
+    assert real.exit_code == 1 and "finished the recovery interrupted in" in real.stdout
+    assert all(line in real.stdout for line in pending)
+    assert runner.invoke(recover_command, args).exit_code == 0
