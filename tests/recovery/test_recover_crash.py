@@ -24,7 +24,6 @@ import random
 import signal
 import subprocess
 import sys
-import threading
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -247,13 +246,28 @@ def test_sigkill_at_every_durable_step(tmp_path, monkeypatch, request):
     print(f"{len(points)} of {steps} durable steps killed in {time.perf_counter() - started:.1f} s")
 
 
+def _start_recover(root: Path) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", "from klogspec.cli import main; main()", "recover",
+         "--from-offset", "0", str(root)],
+        stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+    )  # fmt: skip
+
+
+def _until_changes_begin(process: subprocess.Popen, partition: Path) -> float:
+    """Wait for the run's first change (its quarantine folder); returns when, or the end."""
+    while process.poll() is None and not (partition / QUARANTINE_DIR).exists():
+        time.sleep(0.0005)
+    return time.perf_counter()
+
+
 @pytest.mark.slow
 @pytest.mark.corpus
 @pytest.mark.req("RECOV-21")
 def test_sigkill_at_random_moments(corpus, tmp_path):
     """A corpus partition (3 MB, a flipped batch: the load cuts 0.5 MB and deletes a segment)
-    recovered by real processes killed at random moments of the run; a second run (in
-    process) finishes each."""
+    recovered by real processes killed at random moments of the part of the run that changes
+    files (from its quarantine folder on); a second run (in process) finishes each."""
     from .test_recover_corpus import FLIP_AT, FLIPPED, MULTISEG, copy_log_dir, flip
 
     source = copy_log_dir(corpus, MULTISEG, tmp_path / "source")
@@ -261,25 +275,24 @@ def test_sigkill_at_random_moments(corpus, tmp_path):
     original = files(source)
     reference = tmp_path / "done"
     materialize(original, reference)
-    started = time.perf_counter()
-    assert klogspec("recover", "--from-offset", "0", str(reference)).returncode == 1
-    length = time.perf_counter() - started
+    process = _start_recover(reference)
+    changing = _until_changes_begin(process, reference / "invoice-0")
+    assert process.wait() == 1
+    window = time.perf_counter() - changing  # how long the changes take
     done = files(reference)
-    rng, runs, kills = random.Random(16), 60, 0
+    rng, runs, kills, midway = random.Random(16), 60, 0, 0
+    started = time.perf_counter()
     for n in range(runs):
         root = tmp_path / f"run{n}"
         materialize(original, root)
-        process = subprocess.Popen(
-            [sys.executable, "-c", "from klogspec.cli import main; main()", "recover",
-             "--from-offset", "0", str(root)],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-        )  # fmt: skip
-        timer = threading.Timer(rng.uniform(0.2, 1.0) * length, process.kill)
-        timer.start()
+        process = _start_recover(root)
+        _until_changes_begin(process, root / "invoice-0")
+        time.sleep(rng.uniform(0, 1.2) * window)
+        process.kill()
         process.wait()
-        timer.cancel()
         kills += process.returncode == -signal.SIGKILL
         state = files(root)
+        midway += any(m["state"] == "in-progress" for _, m in manifests(state, "invoice-0/"))
         check_named_pieces(state, original, "invoice-0/")
         check_every_byte_kept(state, original, "invoice-0/")
         second = recover_partition(root / "invoice-0", LogConfig(), from_offset=0)
@@ -288,7 +301,10 @@ def test_sigkill_at_random_moments(corpus, tmp_path):
         assert partition_files(after, "invoice-0/") == partition_files(done, "invoice-0/")
         check_every_byte_kept(after, original, "invoice-0/")
     took = time.perf_counter() - started
-    print(f"{runs} runs of {length:.1f} s, {kills} killed before the end, in {took:.1f} s")
+    print(
+        f"{runs} runs (changes take {window * 1000:.0f} ms): {kills} killed, {midway} of them "
+        f"with the journal in progress; {took:.1f} s"
+    )
 
 
 # --- two at once ---------------------------------------------------------------------------
