@@ -7,31 +7,62 @@ invoked, so ``klogspec`` never imports ``conformance`` or ``pipeline`` and ``klo
 dump`` does not pay for Spark.
 
 Exit statuses: 0 clean; 1 findings (a file had errors, CRC failures, index
-mismatches or trailing bytes); 2 the command could not run (bad usage, missing path).
+mismatches or trailing bytes); 2 the command could not run (bad usage, missing path, a
+Python package of an optional extra not installed). A reader that closes the output early
+(``klogspec dump ... | head``) ends the command quietly with status 0: a closed pipe is not a
+finding.
 """
 
 from __future__ import annotations
 
 import base64
 import json
+import os
+import re
 import sys
+from importlib import metadata
 from importlib.metadata import entry_points
 
 import click
 from rich.console import Console
 from rich.markup import escape
 
-from .dump import DumpOptions, FileDump, dump_paths
+from reference_impl.formats.file_naming import FileKind
+
+from .dump import DUMPABLE_KINDS, DumpOptions, FileDump, dump_paths
 from .progress import ByteProgress
 
 EXIT_OK = 0
 EXIT_FINDINGS = 1
 EXIT_USAGE = 2
 COMMAND_GROUP = "klogspec.commands"
+DISTRIBUTION = "kafka-log-spec"
+_OWN_PACKAGES = {"klogspec", "reference_impl", "conformance", "pipeline", "kaitai"}
+_MODULE_DISTRIBUTIONS = {"snappy": "python-snappy", "kafka": "kafka-python"}
 
 
 class _Group(click.Group):
-    """Built-in commands plus the ``klogspec.commands`` entry points, loaded lazily."""
+    """Built-in commands plus the ``klogspec.commands`` entry points, loaded lazily.
+
+    Every command runs through ``invoke``: a closed output pipe ends it with status 0, and a
+    missing optional package with status 2 and the extra to install, never a traceback."""
+
+    def invoke(self, ctx: click.Context):
+        try:
+            try:
+                return super().invoke(ctx)
+            finally:
+                sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
+        except BrokenPipeError:
+            _silence_stdout()
+            sys.exit(EXIT_OK)
+        except ModuleNotFoundError as exc:
+            top = (exc.name or "").partition(".")[0]
+            if not top or top in _OWN_PACKAGES:
+                raise  # our own import: a bug, not a missing package
+            command = f"klogspec {ctx.invoked_subcommand or ''}".strip()
+            click.echo(f"error: {command} needs {missing_package_hint(top)}", err=True)
+            sys.exit(EXIT_USAGE)
 
     def _plugins(self) -> dict:
         return {ep.name: ep for ep in entry_points(group=COMMAND_GROUP)}
@@ -44,6 +75,65 @@ class _Group(click.Group):
         if command is None and name in self._plugins():
             command = self._plugins()[name].load()
         return command
+
+
+def missing_package_hint(module: str) -> str:
+    """``the Python package X, which is not installed: pip install '...[extra]'``, naming the
+    extra of this distribution that declares it (its metadata, from pyproject.toml)."""
+    distribution = _MODULE_DISTRIBUTIONS.get(module, module)
+    try:
+        requirements = metadata.requires(DISTRIBUTION) or []
+    except metadata.PackageNotFoundError:
+        requirements = []
+    for requirement in requirements:
+        name, _, marker = requirement.partition(";")
+        extra = re.search(r"""extra\s*==\s*["']([^"']+)["']""", marker)
+        declared = re.split(r"[\s<>=!~\[(;]", name.strip(), maxsplit=1)[0]
+        if extra and _normal(declared) == _normal(distribution):
+            return (
+                f"the Python package {distribution}, which is not installed: "
+                f"pip install '{DISTRIBUTION}[{extra.group(1)}]'"
+            )
+    return f"the Python package {distribution}, which is not installed"
+
+
+def _normal(name: str) -> str:
+    return re.sub(r"[-_.]+", "-", name).lower()
+
+
+def _silence_stdout() -> None:
+    """Point stdout at /dev/null, so that the interpreter's last flush has nowhere to fail."""
+    try:
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        os.close(devnull)
+    except (OSError, ValueError, AttributeError):
+        pass  # not a real file (a test runner's capture): nothing is flushed at exit
+
+
+class _Console(Console):
+    """rich's console, except that a closed pipe raises BrokenPipeError for the group's
+    handler (rich's own exits with status 1)."""
+
+    def on_broken_pipe(self) -> None:
+        raise BrokenPipeError
+
+
+def stdout_console() -> Console:
+    return _Console(highlight=False, soft_wrap=True)
+
+
+def stderr_console() -> Console:
+    return _Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def no_progress_option(command):
+    return click.option(
+        "--progress/--no-progress",
+        default=True,
+        show_default=True,
+        help="A progress bar on stderr for inputs over 64 MiB (drawn only on a terminal).",
+    )(command)
 
 
 @click.group(cls=_Group, context_settings={"help_option_names": ["-h", "--help"]})
@@ -71,35 +161,61 @@ def json_option(command):
 @click.option(
     "--max-bytes", type=click.IntRange(min=0), help="Read at most this many bytes of each .log."
 )
+@click.option(
+    "--type", "file_type", type=click.Choice(sorted(k.value for k in DUMPABLE_KINDS)),
+    metavar="KIND",
+    help="What the files named hold, whatever their names say: "
+    + ", ".join(sorted(k.value for k in DUMPABLE_KINDS)) + ".",
+)  # fmt: skip
+@click.option(
+    "--include-quarantine", is_flag=True,
+    help="Also walk the .klogspec-quarantine folders klogspec recover leaves.",
+)  # fmt: skip
+@no_progress_option
 @json_option
-def dump(paths, deep, print_data, index_sanity_check, verify_index_only, max_bytes, as_json):
+def dump(
+    paths, deep, print_data, index_sanity_check, verify_index_only, max_bytes, file_type,
+    include_quarantine, progress, as_json,
+):  # fmt: skip
     """Decode segment, index, snapshot and checkpoint files, or whole log directories.
 
     A superset of Kafka's kafka-dump-log: .log files and KRaft .checkpoint
     snapshots batch by batch (records with --deep), .index/.timeindex/.txnindex
     entries, producer .snapshot files, the text checkpoints, partition.metadata,
-    meta.properties and .kafka_cleanshutdown. Directories are walked recursively.
+    meta.properties and .kafka_cleanshutdown. Directories are walked recursively,
+    without the quarantine folders of klogspec recover unless --include-quarantine. A
+    piece kept there (00000000000000060611.log.490950-998265: bytes [490950, 998265) of
+    that .log) is dumped as its file, with that file's positions.
 
     Exit status: 0 clean; 1 when a file has errors, CRC failures, index mismatches
-    the spec does not allow, or trailing bytes; 2 when the command cannot run.
+    the spec does not allow, or trailing bytes; 2 when the command cannot run (a file
+    named that cannot be dumped, such as one whose name is not a Kafka file's and no
+    --type).
     """
-    options = DumpOptions(deep, print_data, index_sanity_check, verify_index_only, max_bytes)
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
-    out = Console(highlight=False, soft_wrap=True)
-    renderer = _JsonRenderer() if as_json else _TextRenderer(out, options)
-    clean = True
+    options = DumpOptions(
+        deep, print_data, index_sanity_check, verify_index_only, max_bytes,
+        FileKind(file_type) if file_type else None, include_quarantine,
+    )  # fmt: skip
+    err = stderr_console()
+    renderer = _JsonRenderer() if as_json else _TextRenderer(stdout_console(), options)
+    clean, refused = True, []
     warn = lambda message: err.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
-    for file_dump in dump_paths(paths, options, warn=warn):
+
+    def refuse(message: str) -> None:
+        refused.append(message)
+        err.print(f"[red]error:[/] {escape(message)}")
+
+    for file_dump in dump_paths(paths, options, warn=warn, refuse=refuse):
         renderer.start(file_dump)
-        total = file_dump.size_bytes if file_dump.info.kind.holds_batches else 0
+        total = file_dump.size_bytes if file_dump.info.kind.holds_batches and progress else 0
         with ByteProgress(file_dump.info.name, total, err) as bar:
             for event in file_dump.events():
                 renderer.event(event)
                 if event.get("type") == "batch":
-                    bar.update(event["position"] + event["sizeBytes"])
+                    bar.update(event["position"] - file_dump.origin + event["sizeBytes"])
         renderer.finish(file_dump)
         clean &= file_dump.ok
-    sys.exit(EXIT_OK if clean else EXIT_FINDINGS)
+    sys.exit(EXIT_USAGE if refused else EXIT_OK if clean else EXIT_FINDINGS)
 
 
 class _JsonRenderer:
@@ -190,8 +306,15 @@ class _TextRenderer:
         ):
             if key in summary:
                 where.append(f"{label} {summary[key]}")
-        where.append(f"{file_dump.size_bytes} bytes")
-        self.console.print(f"[bold]{escape(file_dump.file)}[/]  [dim]{', '.join(where)}[/]")
+        where.append(_count(file_dump.size_bytes, "byte", "bytes"))
+        piece = file_dump.piece
+        if piece is not None:  # a quarantined piece: say whose bytes, and whose positions
+            end = file_dump.origin + file_dump.size_bytes
+            where.append(
+                f"quarantined bytes [{file_dump.origin}, {end}) of {piece.original}, "
+                "positions are that file's"
+            )
+        self.console.print(f"[bold]{escape(file_dump.file)}[/]  [dim]{escape(', '.join(where))}[/]")
 
     def event(self, event: dict) -> None:
         columns = _COLUMNS[event["type"]]
@@ -239,7 +362,13 @@ class _TextRenderer:
             facts.append(f"[{colour}]sanity check {s['sanityCheck']}[/]")
         if s.get("nonConsecutiveOffsets"):
             facts.append(f"{len(s['nonConsecutiveOffsets'])} non-consecutive offsets")
-        if s["entries"] == 0 and s["batches"] in (None, 0) and not s["errors"] + s["ioErrors"]:
+        if s.get("maxBytesReached"):
+            facts[0] += f" in the first {_count(s['readBytes'], 'byte', 'bytes')}"
+            stop = f"--max-bytes stopped the dump, {s['sizeBytes']} bytes in the file"
+            if s.get("nextEntryBytes") is not None:
+                stop += f", the next batch is {s['nextEntryBytes']} bytes"
+            facts.append(f"[yellow]{stop}[/]")
+        elif s["entries"] == 0 and s["batches"] in (None, 0) and not s["errors"] + s["ioErrors"]:
             facts.insert(0, "empty")
         self.console.print("  " + ", ".join(facts))
         for m in s["mismatches"]:
@@ -263,11 +392,30 @@ def _count(n: int, one: str, many: str) -> str:
 
 
 def _preview(blob: str | None) -> str:
-    """A base64 payload shown as text when it is UTF-8, else as hex."""
+    """A base64 payload shown as text when it is UTF-8, its unprintable characters escaped
+    (a control record's key is ``\\x00\\x00\\x00\\x01``, never raw NUL bytes), else as
+    hex."""
     if blob is None:
         return "null"
     raw = base64.b64decode(blob)
     try:
-        return raw.decode("utf-8")
+        text = raw.decode("utf-8")
     except UnicodeDecodeError:
         return "0x" + raw.hex()
+    return "".join(ch if ch.isprintable() and ch != "\\" else _escaped(ch) for ch in text)
+
+
+_ESCAPES = {"\\": "\\\\", "\n": "\\n", "\r": "\\r", "\t": "\\t"}
+
+
+def _escaped(ch: str) -> str:
+    if ch in _ESCAPES:
+        return _ESCAPES[ch]
+    code = ord(ch)
+    return (
+        f"\\x{code:02x}"
+        if code < 0x100
+        else f"\\u{code:04x}"
+        if code < 0x10000
+        else f"\\U{code:08x}"
+    )

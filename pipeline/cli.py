@@ -11,14 +11,13 @@ from __future__ import annotations
 import sys
 
 import click
-from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from klogspec.cli import EXIT_FINDINGS, EXIT_USAGE, json_option
+from klogspec.cli import EXIT_FINDINGS, EXIT_USAGE, json_option, stderr_console, stdout_console
 from klogspec.verify import Severity, exit_status
 
-_err = Console(stderr=True, highlight=False, soft_wrap=True)
+_err = stderr_console()
 
 
 def _conf(values: tuple[str, ...]) -> dict[str, str]:
@@ -89,7 +88,7 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
         sys.exit(EXIT_USAGE)
     stats = run.stats
     status = EXIT_USAGE if stats.io_errors else exit_status(stats.findings, Severity(fail_on))
-    renderer = JsonRenderer() if as_json else TableRenderer(Console(highlight=False))
+    renderer = JsonRenderer() if as_json else TableRenderer(stdout_console())
     for finding in run.findings:
         renderer.finding(finding)
     for problem in stats.io_errors:
@@ -161,7 +160,7 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, master, c
     table = Table("topic", "partition", "records", "control records", title=f"{out}")
     for topic, partition, records, control in counts:
         table.add_row(escape(str(topic)), str(partition), str(records), str(control))
-    Console(highlight=False).print(table)
+    stdout_console().print(table)
 
 
 def _json(value) -> str:

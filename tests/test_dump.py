@@ -179,6 +179,40 @@ def test_print_data_log_partial_batches(segment):
     assert "40 invalid bytes at the end" in run(segment, expect=1).stdout
 
 
+def test_max_bytes_says_it_stopped_the_dump(segment):
+    """Issue 16: --max-bytes below the first batch printed "empty, 0 batches"; it says what
+    was read, that the limit stopped it, and how long the next batch is."""
+    first = next(e for e in run_json(segment) if e["type"] == "batch")["sizeBytes"]
+    text = run("--max-bytes", 100, segment, expect=0).stdout
+    assert "empty" not in text
+    assert "0 batches in the first 100 bytes" in text
+    assert "--max-bytes stopped the dump" in text and f"the next batch is {first} bytes" in text
+    summary = summaries(run_json("--max-bytes", 100, segment))["00000000000000000000.log"]
+    assert (summary["readBytes"], summary["maxBytesReached"]) == (100, True)
+    assert summary["nextEntryBytes"] == first
+    whole = run("--max-bytes", 1 << 20, segment, expect=0).stdout  # the limit not reached
+    assert "--max-bytes" not in whole and "4 batches" in whole
+
+
+def test_print_data_escapes_unprintable_bytes(tmp_path):
+    """Issue 16: a control record's key and value (\\x00\\x00\\x00\\x01...) were written raw,
+    NUL bytes and all; text shows every unprintable character escaped."""
+    raws = [
+        build_record_batch(
+            [SimpleRecord(b"tab\there\\ and \x07bell", b"\xff\xfe", NOW)], base_offset=0,
+            producer_id=42, producer_epoch=3, base_sequence=0, is_transactional=True,
+        ),
+        build_control_batch(
+            ControlRecordType.COMMIT, producer_id=42, producer_epoch=3, coordinator_epoch=5,
+            base_offset=1, timestamp=NOW + 9,
+        ),
+    ]  # fmt: skip
+    text = run("--print-data", write_segment(tmp_path / "t-0", raws), expect=0).stdout
+    assert "\0" not in text and "\x07" not in text
+    assert "key: \\x00\\x00\\x00\\x01 payload: \\x00\\x00\\x00\\x00\\x00\\x05" in text
+    assert "key: 0xfffe payload: tab\\there\\\\ and \\x07bell" in text
+
+
 def test_print_data_log(segment):
     """DumpLogSegmentsTest#testPrintDataLog: records only with --deep or --print-data, keys and
     values only with --print-data."""
@@ -525,9 +559,15 @@ def test_exit_statuses(tmp_path, segment):
     assert run().exit_code == 2
     unknown = tmp_path / "notes.txt"
     unknown.write_text("hello")
-    result = run(unknown, expect=0)
-    assert "ignoring" in result.stderr and result.stdout == ""
+    # issue 16: a file named that dump cannot decode is a command that cannot run (the CLI
+    # page says 2), with a hint; the other files named are still dumped
+    result = run(unknown, segment, expect=2)
+    assert f"cannot dump {unknown}: unknown files are not dumped (--type" in result.stderr
+    assert "4 batches" in result.stdout
     assert run(segment, expect=0).exit_code == 0
+    # found in a directory walk, an unknown file is only a warning
+    (segment.parent / "notes.txt").write_text("hello")
+    assert "ignoring" in run(segment.parent, expect=0).stderr
 
 
 def test_progress_bar_for_large_files(segment, monkeypatch):

@@ -14,16 +14,24 @@ entries and the dump goes on where the bytes allow.
   .log; those the spec allows carry ``allowedBy`` (OIDX-7, TIDX-2, TIDX-9) and,
   reported as Kafka's tool reports them, are not findings;
 * ``ioErrors``: a file, or the .log an index is checked against, that cannot be read.
+
+A piece ``klogspec recover`` kept in a quarantine folder is dumped as the file it came from
+(``00000000000000060611.log.490950-998265``: a .log, base offset 60611), with that file's
+positions (here from 490950), so that they match the manifest and recover's report;
+``--type`` says what an unrecognised name holds. Directories are walked without their
+quarantine folders unless ``include_quarantine``.
 """
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterator
 from pathlib import Path
 
 from reference_impl.formats import checkpoints
-from reference_impl.formats.file_naming import FileKind, classify
+from reference_impl.formats.file_naming import FileInfo, FileKind, classify
 
+from ..recover.naming import MANIFEST, QUARANTINE_DIR, StoredPiece, stored_piece
 from ..walk import path_order
 from .batches import dump_batches
 from .file_dump import DumpOptions, FileDump
@@ -56,31 +64,65 @@ DUMPERS = {
         if kind.is_offset_checkpoint
     },
 }
+DUMPABLE_KINDS = frozenset(DUMPERS)
 
 
-def dump_paths(paths, options: DumpOptions, *, warn=lambda message: None) -> Iterator[FileDump]:
+def dump_paths(
+    paths, options: DumpOptions, *, warn=lambda message: None, refuse=None
+) -> Iterator[FileDump]:
     """A FileDump for each dumpable file under ``paths``. Directories are walked in a stable
     order: segment files by base offset (.log, .index, .timeindex, .txnindex, .snapshot),
     other files by name, then subdirectories (partition directories by topic, then
-    partition number). Files of other kinds go to ``warn`` (.lock and quorum-state only
-    when named explicitly)."""
+    partition number), quarantine folders only with ``include_quarantine``. Files of
+    other kinds found in directories go to ``warn`` (unknown names only); a file named in
+    ``paths`` that cannot be dumped goes to ``refuse`` (the command cannot do what it was
+    asked: exit status 2)."""
+    refuse = refuse or warn
     for path in paths:
-        yield from _walk(Path(path), options, warn, explicit=True)
+        yield from _walk(Path(path), options, warn, refuse, explicit=True)
 
 
-def _walk(path: Path, options, warn, *, explicit: bool) -> Iterator[FileDump]:
+def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[FileDump]:
     if path.is_dir():
+        if path.name == QUARANTINE_DIR and not (explicit or options.include_quarantine):
+            return  # klogspec recover's kept bytes: not the partition's (LOAD-25)
         for child in sorted(path.iterdir(), key=path_order):
             if not (child.is_dir() and child.is_symlink()):  # a linked directory could loop
-                yield from _walk(child, options, warn, explicit=False)
+                yield from _walk(child, options, warn, refuse, explicit=False)
         return
-    info = classify(path)
+    info, piece = identify(path, options.file_type if explicit else None)
     if info.kind not in DUMPERS:
-        if explicit or info.kind is FileKind.UNKNOWN:
-            warn(f"ignoring {path}: {info.kind.value} files are not dumped")
+        if explicit:
+            hint = " (--type says what it holds)" if info.kind is FileKind.UNKNOWN else ""
+            refuse(f"cannot dump {path}: {_kind_words(info.kind)} files are not dumped{hint}")
+        elif info.kind is FileKind.UNKNOWN and not _manifest(path):
+            warn(f"ignoring {path}: unknown files are not dumped")
         return
     try:
         size = path.stat().st_size
     except OSError:
         size = 0  # events() reports why the file cannot be read
-    yield FileDump(path, info, options, size, DUMPERS[info.kind])
+    yield FileDump(path, info, options, size, DUMPERS[info.kind], piece=piece)
+
+
+def identify(path: Path, file_type: FileKind | None = None) -> tuple[FileInfo, StoredPiece | None]:
+    """What ``path`` holds: ``file_type`` when given (with the base offset its name starts
+    with, if any), else what its name says, a quarantined piece as its original."""
+    info = classify(path)
+    piece = stored_piece(path.name) if info.kind is FileKind.UNKNOWN else None
+    if piece is not None:
+        info = dataclasses.replace(classify(piece.original), name=path.name)
+    if file_type is not None and file_type is not info.kind:
+        digits = path.name.split(".")[0]
+        base = int(digits) if len(digits) == 20 and digits.isdigit() else None
+        info = FileInfo(file_type, path.name, base)
+    return info, piece
+
+
+def _kind_words(kind: FileKind) -> str:
+    return kind.value.replace("_", " ")
+
+
+def _manifest(path: Path) -> bool:
+    """A quarantine folder's manifest.json: JSON for people, nothing to decode."""
+    return path.name == MANIFEST and path.parent.parent.name == QUARANTINE_DIR

@@ -6,6 +6,7 @@ control-records.md)."""
 from __future__ import annotations
 
 import base64
+import os
 from collections.abc import Iterator
 
 from reference_impl.errors import Category, CorruptRecordError, InvalidFileNameError, KafkaLogError
@@ -26,7 +27,8 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
     summary.update(batches=0, crcFailures=0)
     if options.records:
         summary["nonConsecutiveOffsets"] = []
-    if dump.info.base_offset is None and dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT:
+    named = dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT and options.file_type is None
+    if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
     with open(dump.path, "rb") as handle:
@@ -38,6 +40,9 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
             summary["batches"] += 1
             yield _batch_event(item, dump, previous)
     valid = summary["validBytes"] = walk.valid_bytes  # a skipped entry counts as framed
+    if end < dump.size_bytes:  # --max-bytes stopped the dump: say so, and what comes next
+        summary.update(readBytes=end, maxBytesReached=True)
+        summary["nextEntryBytes"] = _entry_size_at(dump.path, valid)
     if end == dump.size_bytes:
         summary["trailingBytes"] = end - valid
         if end > valid and walk.stopped_at is None:
@@ -45,6 +50,14 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
                 Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
             dump.error(tail.located(position=valid))
+
+
+def _entry_size_at(path, position: int) -> int | None:
+    """The size (with its 12-byte offset and length prefix) the entry at ``position`` says
+    it has, or None when fewer than 12 bytes are there."""
+    with open(path, "rb") as handle:
+        prefix = os.pread(handle.fileno(), 12, position)
+    return int.from_bytes(prefix[8:12], "big", signed=True) + 12 if len(prefix) == 12 else None
 
 
 # what ensure_valid reports: Kafka's isValid is false for exactly these
@@ -71,7 +84,7 @@ def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
         "baseOffset": None if legacy and batch.compression_id else batch.base_offset,
         "lastOffset": batch.last_offset, "count": batch.records_count, "magic": batch.magic,
         "compression": codec, "crc": batch.crc, "crcValid": crc_valid,
-        "position": batch.position, "sizeBytes": batch.size_in_bytes,
+        "position": batch.position + dump.origin, "sizeBytes": batch.size_in_bytes,
         "partitionLeaderEpoch": batch.partition_leader_epoch, "producerId": batch.producer_id,
         "producerEpoch": batch.producer_epoch, "baseSequence": batch.base_sequence,
         "lastSequence": batch.last_sequence, "isTransactional": batch.is_transactional,

@@ -11,6 +11,8 @@ from pathlib import Path
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileInfo, FileKind
 
+from ..recover.naming import StoredPiece
+
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
 
 
@@ -21,6 +23,8 @@ class DumpOptions:
     index_sanity_check: bool = False
     verify_index_only: bool = False
     max_bytes: int | None = None
+    file_type: FileKind | None = None  # what every named file holds, whatever its name
+    include_quarantine: bool = False
 
     @property
     def records(self) -> bool:
@@ -41,6 +45,12 @@ class FileDump:
     size_bytes: int = 0
     dumper: Callable[[FileDump], Iterator[dict]] | None = field(default=None, repr=False)
     summary: dict = field(default_factory=dict)
+    piece: StoredPiece | None = None  # a quarantined piece: positions are its original's
+
+    @property
+    def origin(self) -> int:
+        """Where this file's first byte is in the file its positions are given in."""
+        return 0 if self.piece is None else self.piece.start
 
     def __post_init__(self) -> None:
         self.file = str(self.path)
@@ -55,6 +65,8 @@ class FileDump:
             self.summary[key] = self.info.base_offset
         if self.info.epoch is not None:
             self.summary["epoch"] = self.info.epoch
+        if self.piece is not None:
+            self.summary["quarantined"] = {"file": self.piece.original, "from": self.origin}
 
     @property
     def ok(self) -> bool:
@@ -64,7 +76,10 @@ class FileDump:
         return not (s["errors"] or s["ioErrors"] or rejected)
 
     def error(self, exc: KafkaLogError) -> None:
-        self.summary["errors"].append(exc.located(file=self.file).to_dict())
+        error = exc.located(file=self.file).to_dict()
+        if error.get("position") is not None:
+            error["position"] += self.origin
+        self.summary["errors"].append(error)
 
     def io_error(self, message: str) -> None:
         self.summary["ioErrors"].append({"file": self.file, "message": message})

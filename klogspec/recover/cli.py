@@ -1,137 +1,47 @@
 """``klogspec recover DIR...``: recover partition directories as a broker's next start after a
 crash would, keeping what it removes (registered under ``klogspec.commands``, see klogspec/cli.py).
 
-For each partition: plan the load (plan.py); with ``--dry-run``, or when the plan
-changes nothing, stop there; otherwise load it with the reference loader as after an
-unclean shutdown (every segment from the recovery point on is checked, LOAD-16's index
-check on), every removed byte moved to the quarantine folder first (quarantine.py, unless
-``--discard``), then close it: everything flushed, the recovery point checkpointed at the
-log end offset. The clean-shutdown marker of the log directory is left as it is: other
-partitions of the directory may need their own recovery.
+The work of one partition is run.py's; this is the command: it finds the partitions, holds
+each log directory's ``.lock`` while it changes them (lock.py; a dry run only looks), shows
+progress on stderr, and prints the report.
 
 Exit status (RECOV-17): 0 nothing to do; 1 something was recovered (or would be, with
---dry-run); 2 the command could not run (bad usage, no partition, a directory the loader
-refuses, a loader that did not follow the plan). The marker is never touched (RECOV-18).
+--dry-run); 2 the command could not run (bad usage, no partition, a locked log directory, a
+directory the loader refuses, a loader that did not follow the plan). The marker is never
+touched (RECOV-18).
 """
 
 from __future__ import annotations
 
 import json
+import os
 import sys
-from dataclasses import dataclass, replace
 from pathlib import Path
 
 import click
-from rich.console import Console
 from rich.markup import escape
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.formats.file_naming import DELETE_DIR_SUFFIX, parse_partition_dir_name
-from reference_impl.log.clock import SystemClock
+from reference_impl.formats.file_naming import (
+    DELETE_DIR_SUFFIX,
+    LOG_FILE_SUFFIX,
+    parse_partition_dir_name,
+)
 from reference_impl.log.config import LogConfig
-from reference_impl.log.load_events import LoadEvent
-from reference_impl.log.loader import LoadOptions
-from reference_impl.log.unified_log import Log
 
-from ..cli import EXIT_FINDINGS, EXIT_OK, EXIT_USAGE, json_option
-from .plan import PlanError, RecoveryPlan, plan_recovery
-from .quarantine import Quarantine
+from ..cli import (
+    EXIT_USAGE,
+    json_option,
+    no_progress_option,
+    stderr_console,
+    stdout_console,
+)
+from ..progress import ByteProgress
+from .lock import LockHeld, LogDirLock, lock_holders
+from .run import Progress, RecoverReport, recover_partition
 
 METADATA_TOPIC = "__cluster_metadata"  # loaded by KafkaMetadataLog, not LogManager
-
-
-@dataclass
-class RecoverReport:
-    partition: Path
-    mode: str  # dry-run, recovered, nothing-to-do, failed
-    plan: RecoveryPlan | None = None
-    quarantine: Path | None = None
-    error: str | None = None
-
-    @property
-    def status(self) -> int:
-        if self.error is not None:
-            return EXIT_USAGE
-        return EXIT_FINDINGS if self.plan is not None and self.plan.changes else EXIT_OK
-
-    def to_dict(self) -> dict:
-        out = {"type": "partition", "partition": str(self.partition), "mode": self.mode}
-        if self.plan is not None:
-            plan = self.plan
-            out.update(
-                recoveryPointCheckpoint=plan.recovery_point_checkpoint,
-                recoverFrom=plan.recovery_point,
-                logStartOffset=plan.log_start_offset,
-                logEndOffset=plan.log_end_offset,
-                logBytesRemoved=plan.log_bytes_removed,
-                actions=[a.to_dict() for a in plan.actions],
-            )
-        out["quarantine"] = None if self.quarantine is None else str(self.quarantine)
-        if self.error is not None:
-            out["error"] = self.error
-        out["exitStatus"] = self.status
-        return out
-
-
-def recover_partition(
-    dir: Path,
-    config: LogConfig,
-    *,
-    from_offset: int | None = None,
-    dry_run: bool = False,
-    discard: bool = False,
-) -> RecoverReport:
-    """Plan, then (unless ``dry_run`` or nothing to do) load, quarantine and close ``dir``."""
-    try:
-        plan = plan_recovery(dir, config, recovery_point=from_offset)
-    except (PlanError, KafkaLogError, OSError) as exc:
-        return RecoverReport(dir, "failed", error=str(exc))
-    if dry_run or not plan.changes:
-        return RecoverReport(dir, "dry-run" if dry_run else "nothing-to-do", plan)
-    quarantine = Quarantine(dir, discard=discard)
-    options = LoadOptions(
-        had_clean_shutdown=False,
-        recovery_point=plan.recovery_point,
-        index_sanity_check=True,
-        observer=quarantine,
-    )
-    quarantine.remember_snapshots()
-    try:
-        log = Log.open(dir, replace(config, file_delete_delay_ms=0), SystemClock(), load=options)
-        log.close()
-    except (KafkaLogError, OSError) as exc:
-        quarantine.keep_changed_snapshots()
-        folder = quarantine.finish(recoverFrom=plan.recovery_point)
-        return RecoverReport(dir, "failed", plan, folder, error=f"the load failed: {exc}")
-    quarantine.keep_changed_snapshots()
-    folder = quarantine.finish(recoverFrom=plan.recovery_point, logEndOffset=plan.log_end_offset)
-    differences = plan_differences(plan, quarantine.events)
-    if differences:
-        error = "the loader did not follow the plan: " + "; ".join(differences)
-        return RecoverReport(dir, "failed", plan, folder, error=error)
-    return RecoverReport(dir, "recovered", plan, folder)
-
-
-def plan_differences(plan: RecoveryPlan, events: list[LoadEvent]) -> list[str]:
-    """RECOV-16: the truncations, deletions and renames the loader made, against the plan's."""
-    planned = [_key(a.action, a.file, a.position, a.bytes, a.to) for a in plan.actions]
-    done = [
-        _key(e.action, e.file.name, e.position, e.size, None if e.to is None else e.to.name)
-        for e in events
-    ]
-    planned = [k for k in planned if k is not None]
-    done = [k for k in done if k is not None]
-    return [f"planned {p}, done {d}" for p, d in zip(planned, done, strict=False) if p != d] + (
-        [f"planned {len(planned)} changes, done {len(done)}"] if len(planned) != len(done) else []
-    )
-
-
-def _key(action, file, position, size, to):
-    if action == "truncate":
-        return ("truncate", file, position, size)
-    if action in ("delete", "rename"):
-        return (action, file, to)
-    return None
+__all__ = ["recover", "recover_partition", "partitions_under"]
 
 
 def partitions_under(path: Path, warn) -> list[Path]:
@@ -175,22 +85,33 @@ def _partition_name(path: Path):
     "--segment-index-bytes", type=click.IntRange(min=4), default=10 * 1024 * 1024,
     show_default=True, help="The topic's segment.index.bytes.",
 )  # fmt: skip
+@click.option(
+    "--force", is_flag=True,
+    help="Recover even when another process (a broker) holds the log directory's .lock.",
+)  # fmt: skip
+@no_progress_option
 @json_option
 def recover(
-    paths, dry_run, discard, from_offset, index_interval_bytes, segment_index_bytes, as_json
-):
+    paths, dry_run, discard, from_offset, index_interval_bytes, segment_index_bytes, force,
+    progress, as_json,
+):  # fmt: skip
     """Recover Kafka partition directories as a broker's start after a crash does.
+
+    Stop the broker first: a log directory whose .lock another process holds (a broker,
+    another recover) is refused unless --force.
 
     Each DIR is a partition directory or a log directory holding them. Segments from the
     recovery point on are checked batch by batch (framing, size, CRC); a .log is cut after
     its last valid batch and later segments are deleted; indexes are rebuilt; temporary
     files are finished or removed. Removed bytes go to
-    <partition>/.klogspec-quarantine/<time>/ with a manifest.json, unless --discard.
+    <partition>/.klogspec-quarantine/<time>/ with a manifest.json, unless --discard. A run
+    that was killed is finished by the next one. Ranges are written [from, to): to is
+    exclusive, for byte positions and offsets alike.
 
     Exit status: 0 nothing to do; 1 recovered something (with --dry-run: would have);
     2 could not run.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     warn = lambda message: err.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
     partitions = [p for path in paths for p in partitions_under(Path(path), warn)]
     if not partitions:
@@ -200,62 +121,174 @@ def recover(
         index_interval_bytes=index_interval_bytes, segment_index_bytes=segment_index_bytes
     )
     out = click.get_text_stream("stdout")
-    console = Console(highlight=False, soft_wrap=True)
-    status = EXIT_OK
-    for partition in partitions:
-        report = recover_partition(
-            partition, config, from_offset=from_offset, dry_run=dry_run, discard=discard
-        )
-        status = max(status, report.status)
-        if as_json:
-            out.write(json.dumps(report.to_dict(), separators=(",", ":")) + "\n")
-        else:
-            _print_report(console, report)
+    console = stdout_console()
+    status = 0
+    total = sum(_log_bytes(p) for p in partitions)
+    with ByteProgress("recover", total if progress else 0, err) as bar:
+        for log_dir, group in _by_log_dir(partitions):
+            for report in _recover_log_dir(
+                log_dir, group, config, bar, warn, force=force, from_offset=from_offset,
+                dry_run=dry_run, discard=discard,
+            ):  # fmt: skip
+                status = max(status, report.status)
+                if as_json:
+                    out.write(json.dumps(report.to_dict(), separators=(",", ":")) + "\n")
+                else:
+                    _print_report(console, report)
     sys.exit(status)
 
 
-def _print_report(console: Console, report: RecoverReport) -> None:
+def _by_log_dir(partitions: list[Path]) -> list[tuple[Path, list[Path]]]:
+    groups: dict[Path, list[Path]] = {}
+    for partition in partitions:
+        groups.setdefault(partition.parent, []).append(partition)
+    return list(groups.items())
+
+
+def _recover_log_dir(log_dir, partitions, config, bar, warn, *, force, **options):
+    """Each partition of ``log_dir``, under its lock (a dry run only says who holds it)."""
+    if options["dry_run"]:
+        for holder in lock_holders(log_dir / ".lock"):
+            warn(
+                f"{log_dir / '.lock'} is held by {holder}: the directory may change under the plan"
+            )
+        yield from _each(partitions, config, bar, options)
+        return
+    try:
+        with LogDirLock(log_dir):
+            yield from _each(partitions, config, bar, options)
+    except LockHeld as exc:
+        if not force:
+            error = f"{exc}: stop the broker (or the other recover) first, or pass --force"
+            for partition in partitions:
+                yield RecoverReport(partition, "failed", error=error)
+            return
+        warn(f"{exc}; recovering anyway (--force)")
+        yield from _each(partitions, config, bar, options)
+    except OSError as exc:
+        error = f"cannot lock {log_dir / '.lock'}: {exc.strerror or exc}"
+        for partition in partitions:
+            yield RecoverReport(partition, "failed", error=error)
+
+
+def _each(partitions, config, bar, options):
+    for partition in partitions:
+        yield recover_partition(partition, config, progress=_progress(bar, partition), **options)
+
+
+def _progress(bar: ByteProgress, partition: Path) -> Progress:
+    """The bar moves as the plan reads each segment, then as the load recovers each (the
+    total grows by what the load reads again); it ends at the partition's end either way."""
+    start, size = bar.completed, _log_bytes(partition)
+    read = {}  # segment file name: bytes, as the plan read it
+
+    def scanned(file: str, n: int) -> None:
+        read[file] = n
+        bar.advance(n)
+
+    def expect(n: int) -> None:
+        nonlocal size
+        size += n
+        bar.add_total(n)
+
+    def done() -> None:
+        bar.update(max(bar.completed, start + size))
+
+    bar.describe(f"recover {partition.name}")
+    return Progress(
+        scanned=scanned,
+        loaded=lambda file: bar.advance(read.get(file.name, 0)),
+        expect=expect,
+        done=done,
+    )
+
+
+def _log_bytes(partition: Path) -> int:
+    return sum(_size(p) for p in partition.glob("*" + LOG_FILE_SUFFIX))
+
+
+def _size(path: Path) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+def _print_report(console, report: RecoverReport) -> None:
+    if report.resumed is not None:
+        _print_report(console, report.resumed)
     heads = {
         "dry-run": "[yellow]would change[/]" if report.status else "[green]nothing to do[/]",
         "recovered": "[yellow]recovered[/]",
         "nothing-to-do": "[green]nothing to do[/]",
         "failed": "[red]could not recover[/]",
+        "resumed": "[yellow]finished the recovery interrupted in[/] "
+        + escape(str(report.quarantine)),
+        "would-resume": "[yellow]would finish the recovery interrupted in[/] "
+        + escape(str(report.quarantine)),
     }
     console.print(f"[bold]{escape(str(report.partition))}[/]: {heads[report.mode]}")
+    for action in report.pending:
+        console.print("  " + escape(describe(action)))
     plan = report.plan
     for action in [] if plan is None else plan.actions:
         if action.action == "rebuild" and not action.changed:
             continue
-        console.print("  " + escape(_describe(action)))
-    if plan is not None and plan.changes:
+        console.print("  " + escape(describe(action)))
+    if plan is not None and (plan.changes or report.pending):
         console.print(
             f"  log end offset {plan.log_end_offset}, log start offset {plan.log_start_offset}, "
-            f"{plan.log_bytes_removed} bytes of .log files removed"
+            f"{_count(report.log_bytes_removed, 'byte')} of .log files removed"
         )
-    if plan is not None and plan.recovery_point > 0:
+    if plan is not None and plan.recovery_point > 0 and report.mode != "failed":
         console.print(
             f"  [dim]segments before the one holding offset {plan.recovery_point} (the recovery "
             "point) were not checked; --from-offset 0 checks every segment[/]"
         )
-    if report.quarantine is not None:
-        console.print(f"  removed bytes kept in {escape(str(report.quarantine))}")
+    if report.mode == "would-resume":
+        console.print("  [dim]a run without --dry-run finishes it, then recovers as asked[/]")
+    elif report.quarantine is not None:
+        console.print(
+            f"  removed bytes kept in {escape(str(report.quarantine))} (listed in manifest.json)"
+        )
     if report.error is not None:
         console.print(f"  [red]error:[/] {escape(report.error)}")
 
 
-def _describe(action) -> str:
-    offsets = (
-        "" if action.offsets is None else f", offsets {action.offsets[0]}-{action.offsets[1] - 1}"
-    )
+def describe(action) -> str:
+    """One line per change; ranges are [from, to), ``to`` exclusive, as in the manifest and
+    in the names of the stored pieces."""
+    offsets = "" if action.offsets is None else f", offsets {_range(*action.offsets)}"
     if action.action == "truncate":
+        end = action.position + action.bytes
         return (
-            f"truncate {action.file} from byte {action.position}: {action.bytes} bytes{offsets} "
-            f"({action.error}, {action.reason})"
+            f"truncate {action.file}: bytes {_range(action.position, end)} "
+            f"({_count(action.bytes, 'byte')}{offsets}; {action.error}, {action.reason})"
         )
     if action.action == "delete":
-        return f"delete {action.file}: {action.bytes} bytes{offsets} ({action.reason})"
+        return f"delete {action.file}: {_count(action.bytes, 'byte')}{offsets} ({action.reason})"
     if action.action == "rename":
         return f"rename {action.file} to {action.to} ({action.reason})"
-    if action.action in ("leader_epochs", "checkpoint"):
-        return f"{action.file}: {action.before} -> {action.after}"
+    if action.action == "leader_epochs":
+        return f"{action.file}: {_epochs(action.before)} -> {_epochs(action.after)}"
+    if action.action == "checkpoint":
+        return f"{action.file}: {_entry(action.before)} -> {_entry(action.after)}"
     return f"{action.action} {action.file} ({action.reason})"
+
+
+def _range(start: int, end: int) -> str:
+    return f"[{start}, {end})"
+
+
+def _count(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _entry(offset: int | None) -> str:
+    return "no entry" if offset is None else str(offset)
+
+
+def _epochs(entries: list) -> str:
+    if not entries:
+        return "no epochs"
+    return ", ".join(f"epoch {epoch} from offset {start}" for epoch, start in entries)

@@ -10,6 +10,7 @@ prints it too, after checking that the loader did exactly that (cli.py).
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -30,6 +31,8 @@ from reference_impl.formats.file_naming import (
     txn_index_file_name,
 )
 from reference_impl.formats.index_entries import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    TIME_INDEX_ENTRY_SIZE,
     sanity_check_offset_index,
     sanity_check_time_index,
     sanity_check_txn_index,
@@ -96,6 +99,7 @@ class RecoveryPlan:
     log_start_offset: int = 0
     log_end_offset: int = 0
     actions: list[Action] = field(default_factory=list)
+    scanned_bytes: int = 0  # of the .log files the load will read (RECOV-2)
 
     @property
     def changes(self) -> list[Action]:
@@ -125,9 +129,12 @@ def plan_recovery(
     *,
     recovery_point: int | None = None,
     index_sanity_check: bool = True,
+    progress: Callable[[str, int], None] | None = None,
+    absent: set[str] = frozenset(),
 ) -> RecoveryPlan:
     """What ``Log.open`` with ``LoadOptions(had_clean_shutdown=False, recovery_point,
-    index_sanity_check)`` followed by ``close()`` would change in ``dir``."""
+    index_sanity_check)`` followed by ``close()`` would change in ``dir``, as if the files
+    ``absent`` were not there. ``progress(file, size)`` is told of each ``.log`` read."""
     name = parse_partition_dir_name(dir.name)
     if dir.name.endswith(DELETE_DIR_SUFFIX):
         raise PlanError(f"{dir} is queued for deletion: it is not recovered (LOAD-23)")
@@ -135,7 +142,10 @@ def plan_recovery(
     checkpoint = read_offsets_or_empty(dir.parent / RECOVERY_POINT_CHECKPOINT).get(key)
     start_entry = read_offsets_or_empty(dir.parent / LOG_START_OFFSET_CHECKPOINT).get(key)
     point = recovery_point if recovery_point is not None else checkpoint or 0
-    return _Planner(dir, config, point, checkpoint, start_entry, index_sanity_check).run()
+    planner = _Planner(dir, config, point, checkpoint, start_entry, index_sanity_check)
+    planner.files -= absent
+    planner.progress = progress or (lambda file, size: None)
+    return planner.run()
 
 
 class _Planner:
@@ -145,6 +155,8 @@ class _Planner:
         self.start_entry, self.start_checkpoint = start_entry, start_entry or 0
         self.sanity_check = sanity_check
         self.files = {p.name for p in dir.iterdir() if p.is_file()}
+        # files the plan creates, rebuilds or renames: their size then, not on disk now
+        self.sizes: dict[str, int] = {}
         self.epochs = self._read_epochs()
         self.epochs_before = list(self.epochs)
         self.segments: dict[int, _Segment] = {}
@@ -167,10 +179,22 @@ class _Planner:
     def _delete(self, file: str, reason: Reason, size: int | None = None) -> None:
         """``size``: what is left of a .log an earlier step of the plan cut."""
         path = self.dir / file
-        size = path.stat().st_size if size is None else size
+        size = self._size(file) if size is None else size
         offsets = claimed_offsets(path, 0, size) if classify(path).kind is FileKind.LOG else None
         self._add("delete", file, reason, bytes=size, offsets=offsets)
         self.files.discard(file)
+        self.sizes.pop(file, None)
+
+    def _size(self, file: str) -> int:
+        """The size ``file`` has at this step of the plan: an index the plan created or
+        rebuilt (a segment without its .index, LOAD-13) is not on disk yet."""
+        if file in self.sizes:
+            return self.sizes[file]
+        return (self.dir / file).stat().st_size
+
+    def _created(self, file: str, size: int) -> None:
+        self.files.add(file)
+        self.sizes[file] = size
 
     def _read_epochs(self) -> list[EpochEntry]:
         path = self.dir / LEADER_EPOCH_CHECKPOINT
@@ -199,7 +223,9 @@ class _Planner:
                 index = offset_index_file_name(base, SWAP_FILE_SUFFIX)
                 if index not in self.files:  # opening the swap segment's index creates it
                     self._add("create", index, Reason.SWAP)
-                    self.files.add(index)
+                    # opened, so preallocated (INDEX-1)
+                    entries = self.config.segment_index_bytes // OFFSET_INDEX_ENTRY_SIZE
+                    self._created(index, entries * OFFSET_INDEX_ENTRY_SIZE)
         for file in list(replaced_by_swaps(sorted(self.files), low, high)):
             self._delete(file, Reason.REPLACED_BY_SWAP)
         for file in sorted(f for f in self.files if f.endswith(SWAP_FILE_SUFFIX)):
@@ -207,6 +233,8 @@ class _Planner:
             self._add("rename", file, Reason.SWAP, to=target)
             self.files.discard(file)
             self.files.add(target)
+            self.sizes[target] = self._size(file)
+            self.sizes.pop(file, None)
 
     # --- LOAD-11 to LOAD-16 ---
     def _segment_files(self) -> None:
@@ -235,7 +263,7 @@ class _Planner:
         new_time_index = time_index not in self.files
         if new_time_index:
             self._add("create", time_index, Reason.MISSING_TIME_INDEX)
-            self.files.add(time_index)
+            self._created(time_index, 0)  # resized to 0 by the load's sanity check
         txn = txn_index_file_name(base)
         try:
             if txn in self.files:
@@ -265,6 +293,7 @@ class _Planner:
             path, segment.base, self.config.index_interval_bytes,
             self.config.segment_index_bytes, latest,
         )  # fmt: skip
+        self._scanned(file, segment.size)
         for epoch, offset in scan.epochs:
             self.epochs.append(EpochEntry(epoch, offset))
         if scan.outcome in ("overflow", "index_full"):
@@ -291,14 +320,21 @@ class _Planner:
         ):
             old = (
                 existing_index_entries(self.dir / name, segment.base, time)
-                if name in self.files
+                if name in self.files and name not in self.sizes
                 else None
             )
             self._add("rebuild", name, reason, changed=old != entries)
             self.files.add(name)
+            # a recovered index is trimmed to its entries (RECOV-4)
+            entry_size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
+            self.sizes[name] = len(entries) * entry_size
         segment.recovered = True
         segment.next_offset = scan.next_offset
         return cut
+
+    def _scanned(self, file: str, size: int) -> None:
+        self.plan.scanned_bytes += size
+        self.progress(file, size)
 
     def _recover_log(self) -> int:
         bases = sorted(self.segments)

@@ -1,41 +1,49 @@
-"""The quarantine folder of ``klogspec recover`` (spec/behaviour/recovery.md §7, RECOV-14 to RECOV-17).
+"""The quarantine folder of ``klogspec recover`` (spec/behaviour/recovery.md §7, RECOV-14 to RECOV-17,
+RECOV-20, RECOV-21).
 
 A kafka-log-spec addition, not Kafka's: recovery cuts torn or corrupt bytes off ``.log``
 files and deletes whole segments, and a tool run by hand must not destroy data silently.
 Before each such change the loader tells its observer; ``Quarantine`` then keeps the bytes
-in ``<partition>/.klogspec-quarantine/<UTC time>/``:
+in ``<partition>/.klogspec-quarantine/<UTC time>/`` and names them in the folder's
+``manifest.json`` (journal.py: every piece durable before the manifest names it, the
+manifest durable before the loader changes anything):
 
 * a file about to be deleted is hard-linked there (a copy if linking fails), under its name;
-* the bytes cut off a file are copied to ``<name>.<from>-<to>`` (positions, end exclusive);
-  a tail of zeros (a preallocated file) is noted but not copied;
-* ``manifest.json`` lists every piece: the action, file, position, bytes, reason, the
-  offsets the batch headers claim, and the stored name;
+* the bytes cut off a file are copied to ``<name>.<from>-<to>`` (positions, ``to``
+  exclusive); a tail of zeros (a preallocated file) is noted but not copied;
+* each manifest entry gives the action, file, position, bytes, reason, the offsets the batch
+  headers claim (``[first, end)``, end exclusive) and the stored name;
 * producer snapshots the load deleted or rewrote (it rebuilds producer state, SNAP-B-2 to
-  SNAP-B-8) are kept whole, with the action ``snapshot`` (RECOV-20): read before the load
-  (they are small: 46 bytes per producer) and stored after it when they changed.
+  SNAP-B-8) are kept whole, with the action ``snapshot`` (RECOV-20): copied before the
+  load, and kept after it when they changed.
+
+A run resumed after a kill (run.py) reuses its folder: a change the manifest already holds,
+with its bytes, is not stored twice.
 
 The loader ignores directories in a partition directory, so the folder is never loaded.
 """
 
 from __future__ import annotations
 
-import json
 import os
-import shutil
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 from reference_impl.formats.file_naming import PRODUCER_SNAPSHOT_FILE_SUFFIX, FileKind, classify
-from reference_impl.log.checkpoint_files import fsync_dir, write_atomically
 from reference_impl.log.load_events import LoadObserver, Reason
 from reference_impl.log.segment_recovery import ZERO_TAIL
 
+from .journal import (
+    Journal,
+    copy_range_durably,
+    fsync_dir,
+    keep_file_durably,
+    same_bytes,
+    step,
+)
+from .naming import QUARANTINE_DIR, slice_name
 from .scan import claimed_offsets
-
-QUARANTINE_DIR = ".klogspec-quarantine"
-MANIFEST = "manifest.json"
-MANIFEST_VERSION = 1
-_COPY_CHUNK = 1 << 20
 
 
 def quarantine_folder(partition: Path, now: float | None = None) -> Path:
@@ -49,119 +57,148 @@ def quarantine_folder(partition: Path, now: float | None = None) -> Path:
     return folder
 
 
-class Quarantine(LoadObserver):
-    """A load observer that keeps every byte the load removes (unless ``discard``)."""
+def quarantine_folders(partition: Path) -> list[Path]:
+    """The partition's quarantine folders, oldest first."""
+    root = partition / QUARANTINE_DIR
+    if not root.is_dir():
+        return []
+    return sorted((p for p in root.iterdir() if p.is_dir()), key=_folder_order)
 
-    def __init__(self, partition: Path, folder: Path | None = None, discard: bool = False) -> None:
+
+def _folder_order(path: Path) -> tuple[str, int]:
+    stamp, _, n = path.name.partition("-")
+    return (stamp, int(n) if n.isdigit() else 1)
+
+
+class Quarantine(LoadObserver):
+    """A load observer that keeps every byte the load removes (unless ``discard``), each
+    named in ``journal`` before the loader goes on."""
+
+    def __init__(self, partition: Path, journal: Journal, discard: bool = False) -> None:
         super().__init__()
         self.partition = partition
-        self.folder = folder or quarantine_folder(partition)
+        self.journal = journal
+        self.folder = journal.folder
         self.discard = discard
-        self.entries: list[dict] = []
-        self._snapshots: dict[str, bytes] = {}
+        self.segment_recovered: Callable[[Path], None] = lambda file: None
 
+    # --- the loader's events ---
     def deleting(self, file: Path, reason: Reason) -> None:
         super().deleting(file, reason)
         entry = {"action": "delete", "file": file.name, "bytes": file.stat().st_size}
-        entry.update(reason=str(reason), offsets=_offsets(file, 0, None))
+        entry.update(reason=str(reason), **_offsets(file, 0, None))
+        if self._already_kept(entry, file):
+            return
         if not self.discard:
-            entry["stored"] = self._store_file(file)
-        self.entries.append(entry)
+            target = self._target(file.name)
+            keep_file_durably(file, target)
+            entry["stored"] = target.name
+        self.journal.add(entry)
 
     def truncating(self, file, position, size, reason, error) -> None:
         super().truncating(file, position, size, reason, error)
         entry = {"action": "truncate", "file": file.name, "position": position, "bytes": size}
-        entry.update(
-            reason=str(reason), error=error, offsets=_offsets(file, position, position + size)
-        )
+        entry.update(reason=str(reason), error=error, **_offsets(file, position, position + size))
+        if self._already_kept(entry, file):
+            return
         if not self.discard:
-            entry["stored"] = (
-                None if error == ZERO_TAIL else self._store_bytes(file, position, size)
-            )
-        self.entries.append(entry)
-
-    def remember_snapshots(self) -> None:
-        """RECOV-20: the producer snapshots as they are before the load."""
-        self._snapshots = {
-            path.name: path.read_bytes()
-            for path in sorted(self.partition.glob("*" + PRODUCER_SNAPSHOT_FILE_SUFFIX))
-            if path.is_file()
-        }
-
-    def keep_changed_snapshots(self) -> None:
-        """RECOV-20: keep each snapshot the load deleted or rewrote, as it was."""
-        for name, data in self._snapshots.items():
-            path = self.partition / name
-            if path.is_file() and path.read_bytes() == data:
-                continue
-            entry = {"action": "snapshot", "file": name, "bytes": len(data)}
-            entry["reason"] = "rewritten" if path.is_file() else "deleted"
-            if not self.discard:
-                target = self._target(name)
-                target.write_bytes(data)
-                _fsync(target)
+            if error == ZERO_TAIL:
+                entry["stored"] = None  # zeros are noted, not kept (RECOV-14's MAY)
+            else:
+                target = self._target(slice_name(file.name, position, position + size))
+                copy_range_durably(file, position, size, target)
                 entry["stored"] = target.name
-            self.entries.append(entry)
+        self.journal.add(entry)
 
-    def _target(self, name: str) -> Path:
-        self.folder.mkdir(parents=True, exist_ok=True)
-        target, n = self.folder / name, 1
-        while target.exists():
+    def recovered(self, file: Path, reason: Reason) -> None:
+        super().recovered(file, reason)
+        self.segment_recovered(file)
+
+    def _already_kept(self, entry: dict, file: Path) -> bool:
+        """A resumed run meets again a change its killed predecessor journaled (with its
+        bytes) but did not make."""
+        position = entry.get("position", 0)
+        for old in self.journal.entries:
+            if any(old.get(k) != entry.get(k) for k in ("action", "file", "position", "bytes")):
+                continue
+            stored = old.get("stored")
+            if stored is None or same_bytes(self.folder / stored, file, position):
+                return True
+        return False
+
+    # --- RECOV-20: producer snapshots ---
+    def remember_snapshots(self) -> None:
+        """A copy of each producer snapshot as it is before the load, named in the manifest
+        (a resumed run keeps its predecessor's: those are the originals)."""
+        if self.discard or "snapshotsBefore" in self.journal.manifest:
+            return
+        copies: dict[str, str] = {}
+        for path in sorted(self.partition.glob("*" + PRODUCER_SNAPSHOT_FILE_SUFFIX)):
+            if path.is_file():
+                target = self._target(path.name, taken=set(copies.values()))
+                copy_range_durably(path, 0, path.stat().st_size, target)
+                copies[path.name] = target.name
+        self.journal.manifest["snapshotsBefore"] = copies
+        self.journal.save("snapshots")
+
+    def keep_changed_snapshots(self) -> list[Path]:
+        """RECOV-20: an entry for each snapshot the load deleted or rewrote, kept as it was;
+        returns the copies of the others, to remove once the manifest no longer names them."""
+        unneeded = []
+        for name, stored in self.journal.manifest.get("snapshotsBefore", {}).items():
+            copy, path = self.folder / stored, self.partition / name
+            if path.is_file() and same_bytes(copy, path):
+                unneeded.append(copy)
+                continue
+            entry = {"action": "snapshot", "file": name, "bytes": copy.stat().st_size}
+            entry.update(reason="rewritten" if path.is_file() else "deleted", stored=stored)
+            self.journal.entries.append(entry)
+        return unneeded
+
+    def _target(self, name: str, taken: set[str] = frozenset()) -> Path:
+        """``name`` in the folder, or ``name~2``, ``name~3``... when the manifest names it
+        (a file there that it does not name is an orphan of a killed run: replaced)."""
+        taken = self.journal.named() | taken
+        target, n = name, 1
+        while target in taken:
             n += 1
-            target = self.folder / f"{name}~{n}"
-        return target
+            target = f"{name}~{n}"
+        return self.folder / target
 
-    def _store_file(self, file: Path) -> str:
-        target = self._target(file.name)
-        try:
-            os.link(file, target)  # the deletion then only removes a name
-        except OSError:
-            shutil.copy2(file, target)
-            _fsync(target)
-        fsync_dir(self.folder)
-        return target.name
-
-    def _store_bytes(self, file: Path, position: int, size: int) -> str:
-        target = self._target(f"{file.name}.{position}-{position + size}")
-        with open(file, "rb") as source, open(target, "wb") as out:
-            source.seek(position)
-            left = size
-            while left:
-                chunk = source.read(min(_COPY_CHUNK, left))
-                if not chunk:
-                    break
-                out.write(chunk)
-                left -= len(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-        return target.name
-
+    # --- the end ---
     def finish(self, **facts) -> Path | None:
-        """Write ``manifest.json`` (RECOV-15) when anything was kept; returns the folder."""
-        if self.discard or not self.entries:
+        """Mark the manifest complete (RECOV-15); returns the folder, or None when nothing
+        was kept (the folder is then removed, as with ``discard``)."""
+        unneeded = self.keep_changed_snapshots()
+        self.journal.complete(**facts)
+        for copy in unneeded:
+            os.unlink(copy)
+        if unneeded:
+            fsync_dir(self.folder)
+            step("snapshot copies removed")
+        if self.discard or not self.journal.entries:
+            remove_folder(self.folder)
             return None
-        self.folder.mkdir(parents=True, exist_ok=True)
-        manifest = {
-            "version": MANIFEST_VERSION,
-            "tool": "klogspec recover",
-            "partition": self.partition.name,
-            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-            **facts,
-            "entries": self.entries,
-        }
-        write_atomically(self.folder / MANIFEST, (json.dumps(manifest, indent=2) + "\n").encode())
-        fsync_dir(self.folder.parent)
         return self.folder
 
 
-def _offsets(file: Path, position: int, end: int | None) -> list[int] | None:
-    found = claimed_offsets(file, position, end) if classify(file).kind is FileKind.LOG else None
-    return None if found is None else list(found)
+def remove_folder(folder: Path) -> None:
+    """A finished journal that kept nothing: its folder goes, and the quarantine directory
+    too when it is left empty."""
+    for path in folder.iterdir():
+        os.unlink(path)
+    os.rmdir(folder)
+    fsync_dir(folder.parent)
+    if not any(folder.parent.iterdir()):
+        os.rmdir(folder.parent)
+        fsync_dir(folder.parent.parent)
+    step("folder removed")
 
 
-def _fsync(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+def _offsets(file: Path, position: int, end: int | None) -> dict:
+    """``{"offsets": [first, end)}`` of the batches the bytes hold, or nothing when none
+    frames."""
+    if classify(file).kind is not FileKind.LOG:
+        return {}
+    found = claimed_offsets(file, position, end)
+    return {} if found is None else {"offsets": list(found)}

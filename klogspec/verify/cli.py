@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.markup import escape
 from rich.table import Table
 
-from ..cli import EXIT_USAGE, json_option
+from ..cli import EXIT_USAGE, json_option, no_progress_option, stderr_console, stdout_console
 from ..progress import ByteProgress
 from .findings import Finding, Severity, exit_status
 from .run import VerifyStats, discover, local_verifier, verify_plan
@@ -43,8 +43,13 @@ _COLOURS = {Severity.ERROR: "red", Severity.WARNING: "yellow", Severity.INFO: "c
     type=click.IntRange(min=0),
     help="Report entries longer than this (FRAME-11); no limit by default.",
 )
+@click.option(
+    "--include-quarantine", is_flag=True,
+    help="Also check the .log pieces klogspec recover kept in .klogspec-quarantine folders.",
+)  # fmt: skip
+@no_progress_option
 @json_option
-def verify(paths, deep, fail_on, max_message_bytes, as_json):
+def verify(paths, deep, fail_on, max_message_bytes, include_quarantine, progress, as_json):
     """Check Kafka partition directories against the spec, without changing them.
 
     Each DIR is a partition directory, a log directory, or a tree holding log directories.
@@ -53,15 +58,18 @@ def verify(paths, deep, fail_on, max_message_bytes, as_json):
     transaction indexes against the batches. Then each partition: segment order and gaps,
     orphan and temporary files, leader-epoch checkpoint, partition.metadata, producer
     snapshots, and the log directory's recovery-point and log-start-offset entries.
-    Every finding cites the requirement ID it checks (spec/requirements.yaml).
+    Every finding cites the requirement ID it checks (spec/requirements.yaml). The
+    quarantine folders klogspec recover leaves are skipped unless --include-quarantine (or
+    named as a DIR): their .log pieces are then checked as batch files, at the positions of
+    the file each was cut from.
 
     Exit status: 0 clean (info findings allowed); 1 when a finding is at least as severe
     as --fail-on; 2 when the command cannot run.
     """
-    err = Console(stderr=True, highlight=False, soft_wrap=True)
+    err = stderr_console()
     warnings = []
     try:
-        plans = discover(paths, warn=warnings.append)
+        plans = discover(paths, warn=warnings.append, include_quarantine=include_quarantine)
     except OSError as exc:
         err.print(f"[red]error:[/] {escape(f'{exc.filename}: {exc.strerror or exc}')}")
         sys.exit(EXIT_USAGE)
@@ -71,8 +79,8 @@ def verify(paths, deep, fail_on, max_message_bytes, as_json):
         err.print("[red]error:[/] nothing to verify")
         sys.exit(EXIT_USAGE)
     stats = VerifyStats()
-    renderer = JsonRenderer() if as_json else TableRenderer(Console(highlight=False))
-    total = sum(_size(unit.log) for plan in plans for unit in plan.units())
+    renderer = JsonRenderer() if as_json else TableRenderer(stdout_console())
+    total = sum(_size(unit.log) for plan in plans for unit in plan.units()) if progress else 0
     with ByteProgress("verify", total, err) as bar:
         verify_unit = local_verifier(
             deep=deep, max_message_bytes=max_message_bytes, progress=bar.advance

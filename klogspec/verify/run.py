@@ -3,7 +3,9 @@
 ``discover`` turns paths (partition directories, log directories, or trees holding log
 directories) into ``LogDirPlan``s of plain paths. ``verify_plan`` yields a plan's findings:
 the log directory's, then for each partition its segments' (segment.py) and its own
-(partition.py). It takes the per-segment function as an argument, so
+(partition.py), then the ``.log`` pieces of ``klogspec recover``'s quarantine folders when
+asked (``include_quarantine``, or a quarantine folder named as a path), each with the
+positions of the file it came from. It takes the per-segment function as an argument, so
 ``klogspec verify`` runs verify_segment in turn while ``klogspec scan`` runs it on Spark
 executors and hands the results back: one code path, the same findings in the same order.
 """
@@ -12,12 +14,13 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 
+from ..recover.naming import QUARANTINE_DIR, stored_piece
 from ..walk import path_order
 from .files import (
     REMOTE_INDEX_CACHE,
@@ -48,16 +51,23 @@ class LogDirPlan:
     partitions: tuple[PartitionFiles, ...] = ()
     batch_files: tuple[SegmentFiles, ...] = ()  # bootstrap.checkpoint of a KRaft log dir
     root_checks: bool = True
+    quarantined: tuple[SegmentFiles, ...] = ()  # kept .log pieces (klogspec recover)
 
     def units(self) -> list[SegmentFiles]:
-        return [*self.batch_files, *(u for p in self.partitions for u in p.units())]
+        partitions = (u for p in self.partitions for u in p.units())
+        return [*self.batch_files, *partitions, *self.quarantined]
 
 
-def discover(paths: Iterable[str | Path], warn=lambda message: None) -> list[LogDirPlan]:
-    """The log directories and partitions under ``paths``, in a stable order (DIR-6)."""
+def discover(
+    paths: Iterable[str | Path], warn=lambda message: None, *, include_quarantine: bool = False
+) -> list[LogDirPlan]:
+    """The log directories and partitions under ``paths``, in a stable order (DIR-6); with
+    ``include_quarantine``, the pieces in their quarantine folders too."""
     plans: list[LogDirPlan] = []
     for path in paths:
         found = list(_discover(Path(path)))
+        if include_quarantine:
+            found = [_with_quarantine(plan) for plan in found]
         if not found:
             warn(f"no Kafka log directory or partition directory under {path}")
         plans += found
@@ -66,6 +76,9 @@ def discover(paths: Iterable[str | Path], warn=lambda message: None) -> list[Log
 
 def _discover(path: Path) -> Iterator[LogDirPlan]:
     if not path.is_dir():
+        return
+    if QUARANTINE_DIR in (path.name, path.parent.name):  # named: asked for
+        yield LogDirPlan(None, quarantined=tuple(quarantined_logs(path)))
         return
     children = sorted(path.iterdir(), key=path_order)
     if _is_log_dir(path, children):
@@ -80,6 +93,24 @@ def _discover(path: Path) -> Iterator[LogDirPlan]:
         for child in children:
             if child.is_dir() and not child.is_symlink():  # a linked directory could loop
                 yield from _discover(child)
+
+
+def _with_quarantine(plan: LogDirPlan) -> LogDirPlan:
+    pieces = [u for p in plan.partitions for u in quarantined_logs(Path(p.path) / QUARANTINE_DIR)]
+    return replace(plan, quarantined=plan.quarantined + tuple(pieces))
+
+
+def quarantined_logs(folder: Path) -> Iterator[SegmentFiles]:
+    """The ``.log`` files and pieces of ``.log`` files under a quarantine folder, by name."""
+    if not folder.is_dir():
+        return
+    for path in sorted(folder.rglob("*")):
+        if not path.is_file() or path.is_symlink():
+            continue
+        piece = stored_piece(path.name)
+        info = classify(piece.original if piece is not None else path.name)
+        if info.kind is FileKind.LOG:
+            yield SegmentFiles(str(path), info.base_offset)
 
 
 def _listing(path: Path) -> list[Path]:
@@ -192,6 +223,20 @@ def verify_plan(
             stats.io_errors.append(f"{exc.filename or partition.path}: {exc.strerror or exc}")
             findings = []
         yield from map(stats.count, findings)
+    for unit in plan.quarantined:
+        yield from _unit_findings(_with_origin(verify_unit(unit)), stats)
+
+
+def _with_origin(result: SegmentResult) -> SegmentResult:
+    """A piece's findings at the positions of the file it was cut from (as dump shows it)."""
+    piece = stored_piece(Path(result.summary.files.log).name)
+    if piece is None or not piece.start:
+        return result
+    moved = tuple(
+        f if f.position is None else replace(f, position=f.position + piece.start)
+        for f in result.findings
+    )
+    return replace(result, findings=moved)
 
 
 def _unit_findings(result: SegmentResult, stats: VerifyStats) -> Iterator[Finding]:
@@ -215,9 +260,10 @@ def local_verifier(
 
 
 def verify_paths(
-    paths, *, deep: bool = False, stats: VerifyStats | None = None, warn=lambda message: None
-):
+    paths, *, deep: bool = False, stats: VerifyStats | None = None, warn=lambda message: None,
+    include_quarantine: bool = False,
+):  # fmt: skip
     """Discover and verify ``paths`` in this process: every finding, in order."""
     verify_unit = local_verifier(deep=deep)
-    for plan in discover(paths, warn):
+    for plan in discover(paths, warn, include_quarantine=include_quarantine):
         yield from verify_plan(plan, verify_unit, stats)

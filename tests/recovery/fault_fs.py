@@ -1,9 +1,9 @@
 """Fault injection by recording: every file-system write the reference makes, and the directory
 as it stands after each one.
 
-``WriteRecorder`` patches the ``os`` calls the reference writes through (``pwrite``,
-``write``, ``ftruncate``, ``replace``, ``rename``, ``unlink``, creating ``open``,
-``fsync``). After each it snapshots the log directory: snapshot *N* is exactly what a
+``WriteRecorder`` patches the ``os`` calls the reference (and ``klogspec recover``'s journal)
+writes through (``pwrite``, ``write``, ``ftruncate``, ``replace``, ``rename``, ``link``,
+``unlink``, creating ``open``, ``fsync``). After each it snapshots the log directory: snapshot *N* is exactly what a
 process killed right after write *N* leaves on disk, so replaying a snapshot is a crash
 at that write boundary. A write into a ``.log`` also yields **torn** states: the file as
 it was plus the first *k* bytes of the write.
@@ -106,6 +106,11 @@ class WriteRecorder:
 
             return call
 
+        def link(src, dst, *args, **kwargs):
+            result = real["link"](src, dst, *args, **kwargs)
+            self._wrote("link", self._relative(dst))
+            return result
+
         def unlink(path, *args, **kwargs):
             result = real["unlink"](path, *args, **kwargs)
             self._durable.pop(self._relative(path), None)
@@ -128,7 +133,7 @@ class WriteRecorder:
         patched = {
             "pwrite": pwrite, "write": write, "ftruncate": ftruncate, "open": open_,
             "replace": rename("replace"), "rename": rename("rename"), "unlink": unlink,
-            "fsync": fsync,
+            "fsync": fsync, "link": link,
         }  # fmt: skip
         for name, function in patched.items():
             setattr(os, name, function)
@@ -169,7 +174,9 @@ class WriteRecorder:
         return len(self.snapshots)
 
 
-_PATCHED = ("pwrite", "write", "ftruncate", "open", "replace", "rename", "unlink", "fsync")
+_PATCHED = (
+    "pwrite", "write", "ftruncate", "open", "replace", "rename", "unlink", "fsync", "link",
+)  # fmt: skip
 
 
 def materialize(snapshot: Snapshot, root: Path) -> None:

@@ -20,7 +20,7 @@ from dataclasses import replace
 
 import pytest
 
-from klogspec.recover.cli import recover_partition
+from klogspec.recover.run import recover_partition
 from reference_impl.log.config import LogConfig
 from reference_impl.records import iter_batches
 

@@ -18,8 +18,8 @@ from pathlib import Path
 
 import pytest
 
-from klogspec.recover.cli import recover_partition
-from klogspec.recover.quarantine import MANIFEST
+from klogspec.recover.journal import MANIFEST
+from klogspec.recover.run import recover_partition
 from klogspec.verify.findings import Severity
 from klogspec.verify.run import verify_paths
 from reference_impl.formats.file_naming import (

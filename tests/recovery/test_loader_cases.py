@@ -126,7 +126,7 @@ def test_zeros_after_a_clean_shutdown(tmp_path, clock, zeros):
     """A clean load reads the last segment's batches for its next offset but recovers
     nothing: 17 zero bytes or fewer end the scan quietly, more fail the load
     (``invalid_batch_size``), as in Kafka; ``klogspec recover`` cuts them."""
-    from klogspec.recover.cli import recover_partition
+    from klogspec.recover.run import recover_partition
 
     log = open_log(tmp_path, clock, small_config(), clean=None)
     for i in range(3):

@@ -10,7 +10,8 @@ import pytest
 from click.testing import CliRunner
 
 from klogspec.recover.cli import recover as recover_command
-from klogspec.recover.quarantine import MANIFEST, QUARANTINE_DIR
+from klogspec.recover.journal import MANIFEST
+from klogspec.recover.quarantine import QUARANTINE_DIR
 from klogspec.verify.findings import Severity
 from klogspec.verify.run import verify_paths
 from reference_impl.log.clock import ManualClock
@@ -64,7 +65,9 @@ def test_a_clean_directory_needs_nothing(tmp_path):
     assert "nothing to do" in result.output
     run(dir, "--dry-run", expect=0)
     run(dir, "--from-offset", 0, expect=0)
-    assert files_of(tmp_path) == before
+    # only the log directory's lock file is new: a real run locks it, creating it as a broker
+    # would (RECOV-22)
+    assert files_of(tmp_path) == {**before, ".lock": b""}
 
 
 @pytest.mark.req("RECOV-14", "RECOV-15", "RECOV-16", "RECOV-17", "RECOV-13")
@@ -210,3 +213,133 @@ def test_could_not_run(tmp_path):
     doomed = tmp_path / "b" / "topic-0.0123456789abcdef0123456789abcdef-delete"
     doomed.mkdir(parents=True)
     assert "queued for deletion" in run(doomed, expect=2).output
+
+
+class FakeBar:
+    """ByteProgress's interface, recording what the command tells it."""
+
+    made: list[FakeBar] = []
+
+    def __init__(self, label, total, console) -> None:
+        self.total, self.completed, self.labels = total, 0, [label]
+        FakeBar.made.append(self)
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        pass
+
+    def advance(self, amount):
+        self.completed += amount
+
+    def update(self, completed):
+        self.completed = completed
+
+    def add_total(self, amount):
+        self.total += amount
+
+    def describe(self, label):
+        self.labels.append(label)
+
+
+def test_progress_counts_the_bytes_read(tmp_path, monkeypatch):
+    """Issue 16: progress on long recoveries. The bar's total is the .log bytes the plan may
+    read, grown by what the load reads again; it ends full."""
+    import klogspec.recover.cli as cli
+
+    dir = build(tmp_path, close=False)
+    flip(sorted(dir.glob("*.log"))[-2], 200)
+    logs = sum(p.stat().st_size for p in dir.glob("*.log"))
+    monkeypatch.setattr(cli, "ByteProgress", FakeBar)
+    FakeBar.made.clear()
+    run(dir, "--from-offset", 0, expect=1)
+    bar = FakeBar.made[-1]
+    assert bar.labels == ["recover", "recover topic-0"]
+    assert bar.total > logs  # the plan's pass, then the load's
+    assert bar.completed >= bar.total
+    run(dir, "--no-progress", expect=0)
+    assert FakeBar.made[-1].total == 0  # off: ByteProgress draws nothing for a total of 0
+
+
+def test_progress_is_drawn_on_a_terminal_only(tmp_path, monkeypatch):
+    import io
+
+    from rich.console import Console
+
+    import klogspec.progress
+    import klogspec.recover.cli as cli
+
+    dir = build(tmp_path, close=False)
+    monkeypatch.setattr(klogspec.progress, "PROGRESS_THRESHOLD", 0)
+    terminal = io.StringIO()
+    monkeypatch.setattr(
+        cli, "stderr_console", lambda: Console(file=terminal, force_terminal=True, width=100)
+    )
+    run(dir, "--from-offset", 0, expect=1)
+    assert "recover topic-0" in terminal.getvalue()
+    terminal.truncate(0)
+    run(dir, "--from-offset", 0, "--no-progress", expect=0)
+    assert "recover" not in terminal.getvalue()
+    pipe = io.StringIO()
+    monkeypatch.setattr(cli, "stderr_console", lambda: Console(file=pipe))  # not a terminal
+    run(dir, "--from-offset", 0, expect=0)
+    assert pipe.getvalue() == ""
+
+
+def dump(*args, expect: int):
+    from klogspec.cli import main
+
+    result = CliRunner().invoke(main, ["dump", *map(str, args)], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result
+
+
+def test_the_quarantine_is_inspectable(tmp_path):
+    """Issue 16: dump decodes a kept slice (by its name, or with --type log) at the positions
+    of the file it was cut from; dump DIR and verify DIR skip the quarantine unless asked;
+    the report, the manifest and dump give ranges alike ([from, to), to exclusive)."""
+    dir = build(tmp_path, close=False)
+    segments = sorted(dir.glob("*.log"))
+    flip(segments[-2], 200)
+    text = run(dir, "--from-offset", 0, expect=1).output
+    folder = next((dir / QUARANTINE_DIR).iterdir())
+    manifest = json.loads((folder / MANIFEST).read_text())
+    assert manifest["state"] == "complete" and "to exclusive" in manifest["ranges"]
+    cut = next(e for e in manifest["entries"] if e["action"] == "truncate")
+    start, end = cut["position"], cut["position"] + cut["bytes"]
+    first, after = cut["offsets"]
+    assert cut["stored"] == f"{cut['file']}.{start}-{end}"
+    assert f"truncate {cut['file']}: bytes [{start}, {end}) ({cut['bytes']} bytes, " in text
+    assert f"offsets [{first}, {after})" in text
+    assert "None" not in text and "[]" not in text
+    # the slice, dumped: its own name says what it is and whose positions it has
+    piece = folder / cut["stored"]
+    events = [json.loads(line) for line in dump("--json", piece, expect=1).stdout.splitlines()]
+    batches = [e for e in events if e["type"] == "batch"]
+    assert batches[0]["position"] == start and batches[0]["baseOffset"] == first
+    assert batches[-1]["lastOffset"] == after - 1
+    assert events[-1]["quarantined"] == {"file": cut["file"], "from": start}
+    assert events[-1]["errors"][0]["position"] == start  # the flipped batch: where it was
+    shown = dump(piece, expect=1).output
+    assert f"quarantined bytes [{start}, {end}) of {cut['file']}" in shown
+    renamed = tmp_path / "slice.bin"
+    renamed.write_bytes(piece.read_bytes())
+    dump(renamed, expect=2)  # an unknown name: say what it holds
+    typed = dump("--json", "--type", "log", renamed, expect=1).stdout.splitlines()
+    typed = [json.loads(line) for line in typed]
+    assert [e["lastOffset"] for e in typed if e["type"] == "batch"] == [
+        b["lastOffset"] for b in batches
+    ]
+    # walks skip the quarantine unless asked
+    assert QUARANTINE_DIR not in dump(tmp_path, expect=0).output
+    assert str(piece) in dump("--include-quarantine", tmp_path, expect=1).output
+    assert serious(tmp_path) == []
+    from klogspec.verify.run import verify_paths as verify
+
+    with_pieces = [
+        f for f in verify([tmp_path], include_quarantine=True) if f.severity is Severity.ERROR
+    ]
+    assert [(f.rule, f.file, f.position) for f in with_pieces] == [("BATCH-4", str(piece), start)]
+    named = [f for f in verify([folder]) if f.severity is not Severity.INFO]
+    assert [(f.rule, f.position) for f in named] == [("BATCH-4", start)]  # no DIR-3

@@ -1,0 +1,90 @@
+"""The log directory's ``.lock``: ``klogspec recover`` must not change a directory a broker (or
+another recover) has open (spec/behaviour/recovery.md §7, RECOV-22).
+
+A Kafka broker holds ``<log dir>/.lock`` for as long as it runs (LogManager.lockLogDirs,
+FileLock.tryLock: a POSIX ``fcntl`` lock on Linux); ``flock(1)`` and other tools take BSD
+``flock`` locks, which Linux keeps apart from ``fcntl`` ones. ``LogDirLock`` takes both, without
+waiting, and holds them until the run ends; when either is held elsewhere it raises
+``LockHeld``, naming the holder from ``/proc/locks`` when it can. The file is created when
+missing, as a broker creates it; it is never deleted (a process may be about to lock it).
+"""
+
+from __future__ import annotations
+
+import fcntl
+import os
+from pathlib import Path
+
+LOCK_FILE = ".lock"  # LogManager.LockFileName
+
+
+class LockHeld(Exception):
+    """Another process holds the log directory's lock."""
+
+    def __init__(self, path: Path, holders: list[str]) -> None:
+        self.path, self.holders = path, holders
+        who = ", ".join(holders) if holders else "another process"
+        super().__init__(f"{path} is locked by {who}")
+
+
+class LogDirLock:
+    """``with LogDirLock(log_dir):`` the lock for the block; ``LockHeld`` when it is taken."""
+
+    def __init__(self, log_dir: Path) -> None:
+        self.path = log_dir / LOCK_FILE
+        self.fd: int | None = None
+
+    def __enter__(self) -> LogDirLock:
+        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            os.close(fd)  # releases whichever of the two this process got
+            raise LockHeld(self.path, lock_holders(self.path))
+        except BaseException:
+            os.close(fd)
+            raise
+        self.fd = fd
+        return self
+
+    def __exit__(self, *exc_info) -> None:
+        if self.fd is not None:
+            os.close(self.fd)  # closing releases both locks
+            self.fd = None
+
+
+def lock_holders(path: Path) -> list[str]:
+    """The processes ``/proc/locks`` says hold a lock on ``path``, as ``pid N (command), flock
+    lock``; empty when nothing is known (no /proc, or a process of another PID namespace)."""
+    try:
+        stat = path.stat()
+        with open("/proc/locks", encoding="ascii", errors="replace") as handle:
+            lines = handle.read().splitlines()
+    except OSError:
+        return []
+    device = f"{os.major(stat.st_dev):02x}:{os.minor(stat.st_dev):02x}:{stat.st_ino}"
+    holders = []
+    for line in lines:
+        fields = line.split()
+        # "1: POSIX  ADVISORY  WRITE 1234 08:01:5678 0 EOF"; "1: -> ..." lines are waiters
+        if len(fields) < 6 or fields[1] == "->" or fields[5] != device:
+            continue
+        kind, pid = fields[1], fields[4]
+        label = f"pid {pid}" if pid.isdigit() and pid != "0" else "a process"
+        command = "this process" if pid == str(os.getpid()) else _command(pid)
+        label += f" ({command})" if command else ""
+        label += f", {'flock' if kind == 'FLOCK' else 'fcntl'} lock"
+        if label not in holders:
+            holders.append(label)
+    return holders
+
+
+def _command(pid: str, limit: int = 80) -> str:
+    """The command line of ``pid``, shortened."""
+    try:
+        raw = Path(f"/proc/{pid}/cmdline").read_bytes()
+    except OSError:
+        return ""
+    text = " ".join(part.decode("utf-8", "replace") for part in raw.split(b"\0") if part)
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -1,0 +1,75 @@
+"""``klogspec recover`` on copies of real broker directories (the corpus), damaged on purpose."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+
+import pytest
+from click.testing import CliRunner
+
+from klogspec.recover.cli import recover as recover_command
+from klogspec.verify.findings import Severity
+from klogspec.verify.run import verify_paths
+
+MULTISEG = "kafka-3.x-3brokers-multiseg/tmp/kafka-logs"
+FLIPPED = "00000000000000060611.log"
+FLIP_AT = 490950 + 100  # inside the batch at 490950 (offsets 75491...)
+
+
+def copy_log_dir(corpus: Path, relative: str, to: Path) -> Path:
+    """A writable copy of a corpus log directory (the corpus itself is never changed)."""
+    target = to / Path(relative).name
+    shutil.copytree(corpus / relative, target)
+    for path in [target, *target.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return target
+
+
+def flip(path: Path, position: int) -> None:
+    data = bytearray(path.read_bytes())
+    data[position] ^= 0xFF
+    path.write_bytes(bytes(data))
+
+
+def run(*args, expect: int):
+    result = CliRunner().invoke(recover_command, [*map(str, args)], catch_exceptions=False)
+    assert result.exit_code == expect, result.output
+    return result
+
+
+@pytest.mark.corpus
+@pytest.mark.req("RECOV-16", "LOAD-13", "LOAD-14")
+@pytest.mark.parametrize(
+    "flipped, position, removed, deleted_indexes",
+    [
+        # issue 16: segment 90867 has no .index (the corpus lacks its 10 MiB file): its load
+        # rebuilds one (LOAD-13), which the cut in 60611 then deletes, trimmed (RECOV-4)
+        (FLIPPED, FLIP_AT, [], {"00000000000000090867.index": 152}),
+        # 60611 without its .timeindex: the load creates it, empty (LOAD-14), and the cut in
+        # 30626 deletes it
+        ("00000000000000030626.log", 5000, ["00000000000000060611.timeindex"],
+         {"00000000000000060611.timeindex": 0, "00000000000000090867.index": 152}),
+    ],
+)  # fmt: skip
+def test_later_segments_with_indexes_the_load_makes(
+    corpus, tmp_path, flipped, position, removed, deleted_indexes
+):
+    """The plan used to stat, on disk, an index only its own load makes, and exited 2
+    ("No such file or directory"), with and without --dry-run."""
+    logs = copy_log_dir(corpus, MULTISEG, tmp_path)
+    partition = logs / "invoice-0"
+    assert not (partition / "00000000000000090867.index").exists()
+    for name in removed:
+        (partition / name).unlink()
+    flip(partition / flipped, position)
+    dry = json.loads(run(partition, "--dry-run", "--from-offset", 0, "--json", expect=1).output)
+    real = json.loads(run(partition, "--from-offset", 0, "--json", expect=1).output)
+    assert real["mode"] == "recovered" and real["actions"] == dry["actions"]
+    deleted = {a["file"]: a["bytes"] for a in real["actions"] if a["action"] == "delete"}
+    assert deleted.items() >= deleted_indexes.items()
+    manifest = json.loads((Path(real["quarantine"]) / "manifest.json").read_text())
+    stored = {e["file"]: e["bytes"] for e in manifest["entries"] if e["action"] == "delete"}
+    assert stored == deleted  # the sizes planned are the sizes the loader deleted
+    assert [f for f in verify_paths([logs]) if f.severity is not Severity.INFO] == []
