@@ -5,7 +5,7 @@
 (batches.py, indexes.py, small_files.py). A FileDump's ``events()`` yields JSON-ready
 dicts (one per batch, index entry, snapshot entry, checkpoint entry...) and then
 completes ``summary``; nothing here prints, so the CLI renders the same events as
-JSON Lines or as aligned text. Nothing raises either: problems become summary
+JSON Lines or as aligned text (render.py). Nothing raises either: problems become summary
 entries and the dump goes on where the bytes allow.
 
 * ``errors``: reader errors as ``to_dict()`` gives them, with a category of
