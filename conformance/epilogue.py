@@ -264,7 +264,10 @@ def _check_closed_directory(
     partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
     first = len(run.failures)
     reloaded = run.s.reloads_after_failure
-    for reqs, problem in disk.invariants(partition_files, run.config, True, reloaded):
+    forgetful = run.s.may_forget_timestamps
+    for reqs, problem in disk.invariants(
+        partition_files, run.config, True, reloaded, forgetful=forgetful
+    ):
         if run.damaged and ("wrong CRC" in problem or "unreadable" in problem):
             continue  # the harness's own damage, in a segment recovery need not read
         run.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
