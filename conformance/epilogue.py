@@ -220,7 +220,10 @@ class RunEpilogue:
         partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
         first = len(self.failures)
         reloaded = self.s.reloads_after_failure
-        for reqs, problem in disk.invariants(partition_files, self.config, True, reloaded):
+        forgetful = self.s.may_forget_timestamps
+        for reqs, problem in disk.invariants(
+            partition_files, self.config, True, reloaded, forgetful=forgetful
+        ):
             if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
                 continue  # the harness's own damage, in a segment recovery need not read
             self.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")

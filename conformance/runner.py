@@ -734,6 +734,7 @@ class Run(RunEpilogue):
                 self.closed,
                 self.s.reloads_after_failure,
                 pristine=pristine,
+                forgetful=self.s.may_forget_timestamps,
             )
             for reqs, problem in found:
                 if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):

@@ -83,6 +83,19 @@ class Scenario:
         files as no clean close leaves them (an untrimmed index, a missing time index)."""
         return any("crash" in step or "damage" in step for step in self.steps)
 
+    @property
+    def may_forget_timestamps(self) -> bool:
+        """A truncation follows a reload (an ``open`` or ``crash`` step): a segment reopened
+        from disk may then lose its largest timestamp to TRUNC-9's rule, as Kafka's does, so
+        its time index need not hold its largest timestamps (INDEX-16, FLUSH-8)."""
+        reloaded = False
+        for step in self.steps:
+            if "open" in step or "crash" in step:
+                reloaded = True
+            elif reloaded and ("truncate_to" in step or "truncate_fully_and_start_at" in step):
+                return True
+        return False
+
     def to_data(self) -> dict:
         """The expanded scenario as JSON data (what a non-Python harness would read)."""
         data = {

@@ -486,6 +486,13 @@ def _exact_upper_bound(self, fetch_offset, fetch_size):
     return None
 
 
+def _truncate_after_reading_largest_timestamp(self, offset):
+    """A segment truncation that reads the largest timestamp before truncating the time index,
+    so a reopened segment always recomputes it (not Kafka's order: TRUNC-9)."""
+    _ = self.max_timestamp_so_far
+    return _ORIGINAL["truncate_to"](self, offset)
+
+
 # --- agreement with Kafka's code (issue 17) ---
 
 
@@ -684,6 +691,8 @@ CATALOG = (
            lambda: _truncate_keeping("log_start_offset")),
     Mutant("truncate-keeps-recovery-point", "truncation leaves the recovery point above the LEO", frozenset({"TRUNC-10"}), ("truncate.*", "model.recovery-point.*"),
            lambda: _truncate_keeping("recovery_point")),
+    Mutant("truncate-reads-largest-timestamp-first", "a truncation reads the segment's largest timestamp before truncating its time index", frozenset({"TRUNC-9"}), ("truncate.largest-timestamp*",),
+           lambda: [(Seg, "truncate_to", _truncate_after_reading_largest_timestamp)]),
     Mutant("truncate-leo-at-last-batch", "the LEO after truncation is the end of the kept batches", frozenset({"TRUNC-6"}), ("truncate.*",),
            lambda: [(local_log.LocalLog, "truncate_to", _local_truncate_leo_at_last_batch)]),
     # --- retention, flush, checkpoints, epochs ---
