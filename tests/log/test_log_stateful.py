@@ -1103,6 +1103,10 @@ class ProducerLogMachine(LogMachine):
         assert all(b.last_offset < lso for b in fetch.batches())
         layout = self.layout()
         first = self.locate(layout, start)
+        # the log's bound as Kafka holds it: a bound below the LEO is where a read from it
+        # starts, the LEO when no batch reaches it (LocalLog.scala convertToOffsetMetadataOrThrow)
+        if bound < self.log_end_offset and self.locate(layout, bound) is None:
+            bound = self.log_end_offset
         if start >= bound:
             assert fetch.aborted_transactions == ()
             return
