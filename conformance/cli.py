@@ -117,9 +117,10 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     import json
     import sys
 
-    from rich.console import Console
     from rich.markup import escape
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from klogspec.cli import stderr_console, stdout_console
 
     from . import expected as xf
     from .report import (
@@ -135,8 +136,9 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     from .suite import run_suite, select
     from .transport import CannotStart, resolve_impl
 
-    err = Console(stderr=True, highlight=False, soft_wrap=True, emoji=False)
-    out = Console(highlight=False, soft_wrap=True, emoji=False)
+    # klogspec's consoles: a closed pipe (`| head`) ends the run with status 0, not rich's 1
+    err = stderr_console(emoji=False)
+    out = stdout_console(emoji=False)
 
     def stop(message: str) -> None:
         err.print(f"[red]error:[/] {escape(message)}")

@@ -118,12 +118,12 @@ class _Console(Console):
         raise BrokenPipeError
 
 
-def stdout_console() -> Console:
-    return _Console(highlight=False, soft_wrap=True)
+def stdout_console(**options) -> Console:
+    return _Console(highlight=False, soft_wrap=True, **options)
 
 
-def stderr_console() -> Console:
-    return _Console(stderr=True, highlight=False, soft_wrap=True)
+def stderr_console(**options) -> Console:
+    return _Console(stderr=True, highlight=False, soft_wrap=True, **options)
 
 
 def no_progress_option(command):

@@ -99,6 +99,9 @@ PRINTING = [
     ["verify", "--json", "{logs}"],
     ["recover", "--dry-run", "{logs}"],
     ["recover", "--dry-run", "--json", "{logs}"],
+    ["conformance", "--only", "roll.size.*", "--table", "all"],
+    ["conformance", "--only", "roll.size.*", "--json"],
+    ["conformance", "list"],
 ]
 
 
