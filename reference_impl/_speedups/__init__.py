@@ -21,6 +21,7 @@ it speeds up: ``records/batch.py`` (the record decoder), ``log/_compiled_recover
 
 from __future__ import annotations
 
+import importlib.util
 import os
 import warnings
 
@@ -33,7 +34,11 @@ def _load():
     try:
         from . import _kernels
     except ImportError as exc:
-        why = f"the compiled kernels are not built ({exc})"
+        # Python's own message for a module that is not there blames a circular import
+        if importlib.util.find_spec(f"{__name__}._kernels") is None:
+            why = "the compiled kernels are not built (no C compiler or Cython at install time)"
+        else:
+            why = f"the compiled kernels are built but do not load ({exc})"
         warnings.warn(
             f"klogspec: {why}; running on the pure-Python path, which is correct but slower. "
             "Install a C compiler and the Python headers, then reinstall "
