@@ -27,6 +27,16 @@ def corpus() -> Path:
     return root
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Without the compiled kernels (no C compiler at install) this process has warned once;
+    the commands the tests start then take the pure path by choice, so that their stderr, which
+    tests read, holds no repeat of that warning."""
+    from reference_impl import _speedups
+
+    if _speedups.kernels is None:
+        os.environ.setdefault(_speedups.PURE_PYTHON_VARIABLE, "1")
+
+
 def pytest_addoption(parser: pytest.Parser) -> None:
     parser.addoption(
         "--runslow", action="store_true", help="run long fuzzing and big-data tests too"
