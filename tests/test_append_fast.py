@@ -1,0 +1,234 @@
+"""The compiled checks of a leader's append against the readable ones (issue 14).
+
+``Log._append`` gives a client's set to ``log/_compiled_append.py`` first: the kernel
+``leader_append`` takes one whole, uncompressed CreateTime v2 batch, or returns None and
+the readable ``analyze_and_validate_records`` + ``assign_offsets_as_leader`` judge. These
+tests hold the two together:
+
+* on valid batches (hypothesis: keys, values, headers of every varint width, timestamps
+  with and without -1, producer ids and sequences, both timestamp types of the topic) and
+  on damaged and hostile ones (bytes overwritten, cut or added, the header's fields
+  changed, the CRC recomputed so the record checks are reached), the compiled path gives
+  exactly the readable path's info, bytes and batches, or None, never where the readable
+  path refuses;
+* whole appends to two logs, one per path, give the same results, the same typed errors
+  (category, message, offset, position) and the same files.
+
+``KLOGSPEC_PURE_PYTHON=1`` makes them skip, as there is no second path to compare.
+"""
+
+from __future__ import annotations
+
+import struct
+from functools import partial
+from types import SimpleNamespace
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from reference_impl import _speedups
+from reference_impl.errors import KafkaLogError
+from reference_impl.log import append as append_module
+from reference_impl.log.append import LogAppend
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.unified_log import Log
+from reference_impl.records import (
+    Compression,
+    Header,
+    SimpleRecord,
+    TimestampType,
+    build_record_batch,
+)
+from reference_impl.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET
+from reference_impl.records.checksums import crc32c
+from reference_impl.records.record import INT32_MAX
+
+pytestmark = pytest.mark.skipif(
+    _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
+)
+CASES = settings(
+    max_examples=400, deadline=None,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                           HealthCheck.function_scoped_fixture],
+)  # fmt: skip
+FEWER = settings(CASES, max_examples=60)  # a log directory per example
+SIZES = st.sampled_from([0, 1, 5, 63, 64, 100, 1024, 8191, 8192])
+blobs = st.one_of(st.none(), SIZES.flatmap(lambda n: st.binary(min_size=n, max_size=n)))
+headers = st.lists(st.builds(Header, st.binary(max_size=70), blobs), max_size=3).map(tuple)
+TIMESTAMP_TYPES = st.sampled_from([TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME])
+
+
+@st.composite
+def client_batches(draw) -> bytes:
+    """A client's batch: mostly the common shape, sometimes another (compressed, marked
+    LogAppendTime, a control batch, a base offset, a producer without a sequence)."""
+    count = draw(st.integers(1, 5))
+    first = draw(st.sampled_from([-1, 0, 1_700_000_000_000, 2**62]))
+    records = [
+        SimpleRecord(
+            value=draw(blobs), key=draw(blobs), headers=draw(headers),
+            timestamp=-1 if first == -1 else first + draw(st.sampled_from([0, 1, 2**40])),
+        )
+        for _ in range(count)
+    ]  # fmt: skip
+    unusual = draw(st.sampled_from([None] * 6 + ["gzip", "lat", "control", "offset", "seq"]))
+    producer_id = draw(st.sampled_from([-1, 0, 4242]))
+    sequence = draw(st.sampled_from([0, 7, INT32_MAX - 1]))
+    return build_record_batch(
+        records,
+        base_offset=5 if unusual == "offset" else 0,
+        compression=Compression.GZIP if unusual == "gzip" else Compression.NONE,
+        timestamp_type=(
+            TimestampType.LOG_APPEND_TIME if unusual == "lat" else TimestampType.CREATE_TIME
+        ),
+        log_append_time=first if unusual == "lat" else None,
+        producer_id=producer_id,
+        producer_epoch=0 if producer_id >= 0 else -1,
+        base_sequence=-1 if unusual == "seq" or producer_id < 0 else sequence,
+        is_control=unusual == "control",
+        partition_leader_epoch=draw(st.sampled_from([-1, 0, 3])),
+    )
+
+
+def _fix_crc(raw: bytearray) -> None:
+    struct.pack_into(">I", raw, CRC_OFFSET, crc32c(bytes(raw[ATTRIBUTES_OFFSET:])))
+
+
+@st.composite
+def damaged_batches(draw) -> bytes:
+    """A client's batch with bytes overwritten, cut or added anywhere (header included),
+    a header field set to a hostile value, the CRC recomputed or not; maybe a second
+    batch or a partial one after it."""
+    raw = bytearray(draw(client_batches()))
+    for _ in range(draw(st.integers(1, 3))):
+        action = draw(st.sampled_from(["set", "cut", "insert", "field", "count"]))
+        at = draw(st.integers(0, len(raw))) if raw else 0
+        if action == "set" and at < len(raw):
+            raw[at] = draw(st.integers(0, 255))
+        elif action == "cut":
+            del raw[at : at + draw(st.integers(1, 8))]
+        elif action == "insert":
+            raw[at:at] = draw(st.binary(min_size=1, max_size=8))
+        elif action == "count" and len(raw) >= 61:  # lastOffsetDelta and count agree, off by one
+            step = draw(st.sampled_from([-1, 1]))
+            for where in (23, 57):
+                struct.pack_into(">i", raw, where, struct.unpack_from(">i", raw, where)[0] + step)
+        elif len(raw) >= 61:
+            where, fmt = draw(st.sampled_from([
+                (8, ">i"), (23, ">i"), (57, ">i"), (53, ">i"), (43, ">q"), (27, ">q"),
+                (35, ">q"), (21, ">h"), (12, ">i"),
+            ]))  # fmt: skip
+            bits = struct.calcsize(fmt) * 8
+            value = draw(st.sampled_from([0, 1, -1, 2 ** (bits - 1) - 1, -(2 ** (bits - 1))]))
+            value = draw(
+                st.sampled_from([value, value, struct.unpack_from(fmt, raw, where)[0] + 1])
+            )
+            if -(2 ** (bits - 1)) <= value < 2 ** (bits - 1):
+                struct.pack_into(fmt, raw, where, value)
+    if len(raw) >= 61 and draw(st.booleans()):
+        struct.pack_into(">i", raw, 8, len(raw) - 12)
+    if len(raw) >= 61 and draw(st.booleans()):
+        _fix_crc(raw)
+    tail = draw(st.sampled_from([b"", b"", b"\x00" * 7, None]))
+    raw += bytes(raw) if tail is None else tail
+    return bytes(raw)
+
+
+def _outcome(call):
+    try:
+        return "ok", call()
+    except KafkaLogError as exc:
+        return "error", type(exc), exc.category, exc.message, exc.offset, exc.position, exc.file
+    except (ValueError, struct.error, OverflowError) as exc:
+        return "raised", type(exc), str(exc)
+
+
+def _stub_log(timestamp_type, max_message_bytes, next_offset):
+    return SimpleNamespace(
+        config=LogConfig(
+            message_timestamp_type=timestamp_type, max_message_bytes=max_message_bytes
+        ),
+        log_end_offset=next_offset,
+        log_start_offset=3,
+        clock=ManualClock(1_800_000_000_000),
+    )
+
+
+@pytest.mark.req("APPEND-4", "APPEND-7", "APPEND-10", "APPEND-14", "APPEND-15")
+@CASES
+@given(
+    records=client_batches() | damaged_batches(),
+    timestamp_type=TIMESTAMP_TYPES,
+    max_message_bytes=st.sampled_from([1_048_588, 100, 20_000]),
+    next_offset=st.sampled_from([0, 17, 2**40]),
+    leader_epoch=st.sampled_from([0, 5, -1, INT32_MAX, INT32_MAX + 1]),
+)
+def test_compiled_checks_give_the_readable_result_or_step_aside(
+    records, timestamp_type, max_message_bytes, next_offset, leader_epoch
+):
+    log = _stub_log(timestamp_type, max_message_bytes, next_offset)
+    compiled = append_module._compiled_validate(log, records, leader_epoch)
+    readable = _outcome(
+        lambda: LogAppend._analyze_and_assign(
+            log, records, AppendOrigin.CLIENT, True, leader_epoch, False
+        )
+    )
+    if compiled is None:
+        return  # the readable path takes the append, with its result or error
+    assert readable == ("ok", compiled)
+    assert type(compiled[1]) is bytes
+
+
+def test_the_common_batch_takes_the_compiled_path():
+    """The benchmark's shape (an idempotent producer's batch) is what the kernel takes."""
+    records = build_record_batch(
+        [SimpleRecord(b"v" * 1024, b"k" * 16, 1_700_000_000_000 + i) for i in range(15)],
+        producer_id=4242, producer_epoch=0, base_sequence=0,
+    )  # fmt: skip
+    for timestamp_type in (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME):
+        log = _stub_log(timestamp_type, 1_048_588, 10)
+        assert append_module._compiled_validate(log, records, 2) is not None
+
+
+def _log(path, timestamp_type):
+    return Log.open(
+        path,
+        LogConfig(message_timestamp_type=timestamp_type, max_message_bytes=20_000,
+                  segment_bytes=60_000, index_interval_bytes=100),
+        ManualClock(1_800_000_000_000),
+    )  # fmt: skip
+
+
+def _files(path) -> dict:
+    return {p.name: p.read_bytes() for p in sorted(path.iterdir()) if p.is_file()}
+
+
+@pytest.mark.req("APPEND-5", "APPEND-22", "INDEX-7", "PSTATE-4", "PSTATE-6")
+@FEWER
+@given(
+    appends=st.lists(client_batches() | damaged_batches(), min_size=1, max_size=6),
+    timestamp_type=TIMESTAMP_TYPES,
+    leader_epoch=st.sampled_from([0, 4]),
+)
+def test_appends_give_the_same_results_errors_and_files_both_paths(
+    tmp_path_factory, monkeypatch, appends, timestamp_type, leader_epoch
+):
+    root = tmp_path_factory.mktemp("append")
+    outcomes, files = [], []
+    for compiled in (True, False):
+        if not compiled:
+            monkeypatch.setattr(append_module, "_compiled_validate", None)
+        path = root / ("compiled" if compiled else "readable") / "topic-0"
+        log = _log(path, timestamp_type)
+        results = []
+        for records in appends:
+            results.append(_outcome(partial(log.append_as_leader, records, leader_epoch)))
+        log.close()
+        outcomes.append(results)
+        files.append(_files(path))
+        monkeypatch.undo()
+    assert outcomes[0] == outcomes[1]
+    assert files[0] == files[1]
