@@ -1,8 +1,9 @@
-"""The compiled checks of a leader's append against the readable ones (issue 14).
+"""The compiled path of a leader's append against the readable one (issue 14).
 
 ``Log._append`` gives a client's set to ``log/_compiled_append.py`` first: the kernel
-``leader_append`` takes one whole, uncompressed CreateTime v2 batch, or returns None and
-the readable ``analyze_and_validate_records`` + ``assign_offsets_as_leader`` judge. These
+``leader_append`` takes one whole, uncompressed CreateTime v2 batch, the module checks
+that the rest of the append is common (no new epoch, no roll, a known producer's next
+batch), or it returns None having changed nothing and the readable path runs. These
 tests hold the two together:
 
 * on valid batches (hypothesis: keys, values, headers of every varint width, timestamps
@@ -11,8 +12,10 @@ tests hold the two together:
   changed, the CRC recomputed so the record checks are reached), the compiled path gives
   exactly the readable path's info, bytes and batches, or None, never where the readable
   path refuses;
-* whole appends to two logs, one per path, give the same results, the same typed errors
-  (category, message, offset, position) and the same files.
+* a producer's stream of appends (its next batches, retries, gaps, new epochs, damaged
+  batches, leader changes, rolls) to two logs, one per path, gives the same results,
+  the same typed errors (category, message, offset, position), the same files and the
+  same state in memory (segments, producers, epochs, offsets).
 
 ``KLOGSPEC_PURE_PYTHON=1`` makes them skip, as there is no second path to compare.
 """
@@ -29,11 +32,16 @@ from hypothesis import strategies as st
 
 from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
+from reference_impl.log import _compiled_append
 from reference_impl.log import append as append_module
-from reference_impl.log.append import LogAppend
 from reference_impl.log.clock import ManualClock
 from reference_impl.log.config import LogConfig
-from reference_impl.log.log_validator import AppendOrigin
+from reference_impl.log.log_validator import (
+    AppendOrigin,
+    analyze_and_validate_records,
+    assign_offsets_as_leader,
+    iter_memory_batches,
+)
 from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
@@ -157,6 +165,30 @@ def _stub_log(timestamp_type, max_message_bytes, next_offset):
     )
 
 
+def _readable_checks(log, records: bytes, leader_epoch: int):
+    """What Log._append's readable path makes of a client's set before any change."""
+    info = analyze_and_validate_records(
+        records, origin=AppendOrigin.CLIENT, ignore_record_size=False,
+        require_offsets_monotonic=False, max_message_bytes=log.config.max_message_bytes,
+        log_start_offset=log.log_start_offset,
+    )  # fmt: skip
+    if info.valid_bytes <= 0:
+        return info
+    result = assign_offsets_as_leader(
+        records[: info.valid_bytes], next_offset=log.log_end_offset,
+        now=log.clock.milliseconds(), timestamp_type=log.config.message_timestamp_type,
+        leader_epoch=leader_epoch,
+    )  # fmt: skip
+    info.first_offset = log.log_end_offset
+    info.last_offset = result.last_offset
+    info.max_timestamp = result.max_timestamp
+    info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+    if log.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+        info.log_append_time = result.log_append_time
+    batches = list(iter_memory_batches(result.validated_records))
+    return info, result.validated_records, *batches
+
+
 @pytest.mark.req("APPEND-4", "APPEND-7", "APPEND-10", "APPEND-14", "APPEND-15")
 @CASES
 @given(
@@ -170,12 +202,8 @@ def test_compiled_checks_give_the_readable_result_or_step_aside(
     records, timestamp_type, max_message_bytes, next_offset, leader_epoch
 ):
     log = _stub_log(timestamp_type, max_message_bytes, next_offset)
-    compiled = append_module._compiled_validate(log, records, leader_epoch)
-    readable = _outcome(
-        lambda: LogAppend._analyze_and_assign(
-            log, records, AppendOrigin.CLIENT, True, leader_epoch, False
-        )
-    )
+    compiled = _compiled_append.validate_client_batch(log, records, leader_epoch)
+    readable = _outcome(lambda: _readable_checks(log, records, leader_epoch))
     if compiled is None:
         return  # the readable path takes the append, with its result or error
     assert readable == ("ok", compiled)
@@ -190,15 +218,69 @@ def test_the_common_batch_takes_the_compiled_path():
     )  # fmt: skip
     for timestamp_type in (TimestampType.CREATE_TIME, TimestampType.LOG_APPEND_TIME):
         log = _stub_log(timestamp_type, 1_048_588, 10)
-        assert append_module._compiled_validate(log, records, 2) is not None
+        assert _compiled_append.validate_client_batch(log, records, 2) is not None
 
 
-def _log(path, timestamp_type):
+START_MS = 1_800_000_000_000
+
+
+@st.composite
+def producer_streams(draw) -> list[tuple]:
+    """Steps for a log: ``("append", records, leader_epoch)`` or ``("tick", ms)``. Two
+    idempotent producers send their next batches, mostly; sometimes a retry of an earlier
+    batch, a sequence gap, a new producer epoch, a batch with no producer, a batch of
+    another shape or a damaged one, a new leader epoch, or the clock moves on."""
+    sequences, epochs, sent, steps = {4242: 0, 7: 0}, {4242: 0, 7: 0}, [], []
+    leader_epoch, now = 0, START_MS
+    for _ in range(draw(st.integers(1, 24))):
+        kind = draw(st.sampled_from(
+            ["next"] * 8 + ["retry", "gap", "bump", "plain", "other", "damaged", "epoch", "tick"]
+        ))  # fmt: skip
+        producer = draw(st.sampled_from([4242, 7]))
+        if kind == "tick":
+            step = draw(st.sampled_from([1, 5_000, 70_000]))
+            now += step
+            steps.append(("tick", step))
+            continue
+        if kind == "epoch":
+            leader_epoch += 1
+        if kind in ("retry",) and sent:
+            steps.append(("append", draw(st.sampled_from(sent)), leader_epoch))
+            continue
+        if kind in ("other", "damaged"):
+            strategy = client_batches() if kind == "other" else damaged_batches()
+            steps.append(("append", draw(strategy), leader_epoch))
+            continue
+        if kind == "bump":
+            epochs[producer] += 1
+            sequences[producer] = 0
+        if kind == "gap":
+            sequences[producer] += 3
+        count = draw(st.integers(1, 4))
+        records = [
+            SimpleRecord(draw(blobs), draw(st.sampled_from([None, b"k"])), now + i, ())
+            for i in range(count)
+        ]
+        plain = kind == "plain"
+        raw = build_record_batch(
+            records,
+            producer_id=-1 if plain else producer,
+            producer_epoch=-1 if plain else epochs[producer],
+            base_sequence=-1 if plain else sequences[producer],
+        )
+        if not plain:
+            sequences[producer] += count
+        sent.append(raw)
+        steps.append(("append", raw, leader_epoch))
+    return steps
+
+
+def _log(path, timestamp_type, clock):
     return Log.open(
         path,
         LogConfig(message_timestamp_type=timestamp_type, max_message_bytes=20_000,
-                  segment_bytes=60_000, index_interval_bytes=100),
-        ManualClock(1_800_000_000_000),
+                  segment_bytes=40_000, segment_ms=60_000, index_interval_bytes=100),
+        clock,
     )  # fmt: skip
 
 
@@ -206,29 +288,62 @@ def _files(path) -> dict:
     return {p.name: p.read_bytes() for p in sorted(path.iterdir()) if p.is_file()}
 
 
-@pytest.mark.req("APPEND-5", "APPEND-22", "INDEX-7", "PSTATE-4", "PSTATE-6")
+def _state(log) -> tuple:
+    segments = [
+        (s.base_offset, s.size, s.rolling_based_timestamp, s.max_timestamp_and_offset_so_far,
+         s.bytes_since_last_index_entry, s.log.last_modified())
+        for s in log.segments.values()
+    ]  # fmt: skip
+    psm = log.producer_state_manager
+    return (
+        log.log_end_offset, log.recovery_point, log.high_watermark, log.first_unstable_offset,
+        segments, dict(psm.producers), dict(psm.ongoing_txns), dict(psm.unreplicated_txns),
+        psm.map_end_offset, log.leader_epoch_cache.epoch_entries(),
+    )  # fmt: skip
+
+
+@pytest.mark.req("APPEND-5", "APPEND-22", "INDEX-7", "PSTATE-4", "PSTATE-6", "ROLL-1")
 @FEWER
-@given(
-    appends=st.lists(client_batches() | damaged_batches(), min_size=1, max_size=6),
-    timestamp_type=TIMESTAMP_TYPES,
-    leader_epoch=st.sampled_from([0, 4]),
-)
-def test_appends_give_the_same_results_errors_and_files_both_paths(
-    tmp_path_factory, monkeypatch, appends, timestamp_type, leader_epoch
+@given(steps=producer_streams(), timestamp_type=TIMESTAMP_TYPES)
+def test_appends_give_the_same_results_errors_files_and_state_both_paths(
+    tmp_path_factory, monkeypatch, steps, timestamp_type
 ):
     root = tmp_path_factory.mktemp("append")
-    outcomes, files = [], []
+    runs = []
     for compiled in (True, False):
         if not compiled:
-            monkeypatch.setattr(append_module, "_compiled_validate", None)
+            monkeypatch.setattr(append_module, "_lean_append", None)
         path = root / ("compiled" if compiled else "readable") / "topic-0"
-        log = _log(path, timestamp_type)
+        clock = ManualClock(START_MS)
+        log = _log(path, timestamp_type, clock)
         results = []
-        for records in appends:
+        for step in steps:
+            if step[0] == "tick":
+                clock.sleep(step[1])
+                continue
+            _, records, leader_epoch = step
             results.append(_outcome(partial(log.append_as_leader, records, leader_epoch)))
+        state = _state(log)
         log.close()
-        outcomes.append(results)
-        files.append(_files(path))
+        runs.append((results, state, _files(path)))
         monkeypatch.undo()
-    assert outcomes[0] == outcomes[1]
-    assert files[0] == files[1]
+    assert runs[0] == runs[1]
+
+
+def test_a_producers_stream_takes_the_compiled_path(tmp_path, monkeypatch):
+    """After its first batch (a new producer, a new epoch in the cache), each next batch
+    of the benchmark's shape is appended by the compiled path."""
+    taken = []
+    lean = append_module._lean_append
+    monkeypatch.setattr(
+        append_module, "_lean_append", lambda *a: taken.append(lean(*a)) or taken[-1]
+    )
+    log = _log(tmp_path / "topic-0", TimestampType.CREATE_TIME, ManualClock(START_MS))
+    for n in range(6):
+        records = [SimpleRecord(b"v" * 1024, b"k" * 16, START_MS + n) for _ in range(3)]
+        batch = build_record_batch(
+            records, producer_id=4242, producer_epoch=0, base_sequence=3 * n
+        )  # fmt: skip
+        log.append_as_leader(batch, 0)
+    log.close()
+    assert [info is not None for info in taken] == [False] + [True] * 5

@@ -27,7 +27,7 @@ from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has
 from .producer_state_rebuild import update_producers
 from .segment import LogSegment
 
-_compiled_validate = None  # set below when the compiled kernels are there
+_lean_append = None  # the compiled path of a client's common batch, below
 
 
 class LogAppend:
@@ -54,18 +54,49 @@ class LogAppend:
         ignore_record_size: bool,
     ) -> LogAppendInfo:
         self._begin()
-        checked = None
-        if _compiled_validate is not None and assign_offsets and origin is AppendOrigin.CLIENT:
-            checked = _compiled_validate(self, records, leader_epoch)  # None: not the common case
-        if checked is None:
-            checked = self._analyze_and_assign(
-                records, origin, assign_offsets, leader_epoch, ignore_record_size
-            )
-        info, valid, batches = checked
+        if _lean_append is not None and assign_offsets and origin is AppendOrigin.CLIENT:
+            info = _lean_append(self, records, leader_epoch)  # None: nothing done, not common
+            if info is not None:
+                return info
+        info = analyze_and_validate_records(
+            records,
+            origin=origin,
+            ignore_record_size=ignore_record_size,
+            require_offsets_monotonic=not assign_offsets,
+            max_message_bytes=self.config.max_message_bytes,
+            log_start_offset=self.log_start_offset,
+        )
         if info.valid_bytes <= 0:
             return info  # an empty set (or only a partial batch) writes and rolls nothing
+        valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
+        if assign_offsets:
+            result = assign_offsets_as_leader(
+                valid,
+                next_offset=self.log_end_offset,
+                now=self.clock.milliseconds(),
+                timestamp_type=self.config.message_timestamp_type,
+                leader_epoch=leader_epoch,
+                origin=origin,
+            )
+            valid = result.validated_records
+            info.first_offset = self.log_end_offset
+            info.last_offset = result.last_offset
+            info.max_timestamp = result.max_timestamp
+            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+                info.log_append_time = result.log_append_time
+        elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
+            first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
+            raise LogOperationError(
+                Category.UNEXPECTED_APPEND_OFFSET,
+                f"first offset (or, for a legacy batch, its last offset) "
+                f"{info.first_or_last_offset_of_first_batch} is less than the next offset "
+                f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
+                offset=first,
+            )
         # APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
         # epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)
+        batches = list(iter_memory_batches(valid))
         for batch in batches:
             if batch.magic >= 2 and batch.partition_leader_epoch < 0:
                 raise InvalidArgumentError(
@@ -99,55 +130,6 @@ class LogAppend:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
         return info
-
-    def _analyze_and_assign(
-        self,
-        records: bytes,
-        origin: AppendOrigin,
-        assign_offsets: bool,
-        leader_epoch: int,
-        ignore_record_size: bool,
-    ) -> tuple[LogAppendInfo, bytes, list]:
-        """APPEND-4 to APPEND-19: the set checked (log_validator.py), a leader's offsets
-        assigned, a follower's checked against the LEO; returns the info, the bytes to
-        write and their batches."""
-        info = analyze_and_validate_records(
-            records,
-            origin=origin,
-            ignore_record_size=ignore_record_size,
-            require_offsets_monotonic=not assign_offsets,
-            max_message_bytes=self.config.max_message_bytes,
-            log_start_offset=self.log_start_offset,
-        )
-        if info.valid_bytes <= 0:
-            return info, b"", []
-        valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
-        if assign_offsets:
-            result = assign_offsets_as_leader(
-                valid,
-                next_offset=self.log_end_offset,
-                now=self.clock.milliseconds(),
-                timestamp_type=self.config.message_timestamp_type,
-                leader_epoch=leader_epoch,
-                origin=origin,
-            )
-            valid = result.validated_records
-            info.first_offset = self.log_end_offset
-            info.last_offset = result.last_offset
-            info.max_timestamp = result.max_timestamp
-            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
-            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                info.log_append_time = result.log_append_time
-        elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
-            first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
-            raise LogOperationError(
-                Category.UNEXPECTED_APPEND_OFFSET,
-                f"first offset (or, for a legacy batch, its last offset) "
-                f"{info.first_or_last_offset_of_first_batch} is less than the next offset "
-                f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
-                offset=first,
-            )
-        return info, valid, list(iter_memory_batches(valid))
 
     def _analyze_and_validate_producer_state(
         self, batches: list, origin: AppendOrigin
@@ -189,6 +171,7 @@ class LogAppend:
         self._update_high_watermark()
 
 
-# The compiled checks of a client's batch (issue 14), unless pure Python: _compiled_append.py
+# The compiled path of a client's common batch (issue 14), unless pure Python:
+# _compiled_append.py
 if _speedups.kernels is not None:
-    from ._compiled_append import validate_client_batch as _compiled_validate  # noqa: F811
+    from ._compiled_append import append_client_batch as _lean_append  # noqa: F811
