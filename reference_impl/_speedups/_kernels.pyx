@@ -1044,3 +1044,49 @@ def leader_append(
     # timestamp (LogAppendTime always does)
     shallow = last_offset if max_timestamp > NO_TIMESTAMP else -1
     return out_bytes, last_offset, max_timestamp, shallow, client_epoch, last_offset_delta
+
+
+# --- index entries of an append (log/segment.py: LogSegment.append, with
+# offset_index.py's OffsetIndex.append and time_index.py's TimeIndex.maybe_append) -----------
+
+def append_index_entries(
+    bytearray offset_slots, Py_ssize_t offset_max_entries, bytearray time_slots,
+    Py_ssize_t time_max_entries, int64_t base_offset, int64_t last_offset, int64_t position,
+    int64_t timestamp, int64_t timestamp_offset,
+):
+    """The entries ``LogSegment.append`` places when an append is due an index entry:
+    ``(offset_entry, time_entry)``, the bytes ``OffsetIndex.append(last_offset, position)``
+    and ``TimeIndex.maybe_append(timestamp, timestamp_offset)`` write (``time_entry`` None
+    when the timestamp is not above the last entry's), or None when either would refuse
+    (full, out of order, a relative offset past int32): the readable methods judge."""
+    cdef Py_ssize_t offset_entries = len(offset_slots) // 8
+    cdef Py_ssize_t time_entries = len(time_slots) // 12
+    cdef const uint8_t *slots
+    cdef int64_t relative = last_offset - base_offset
+    cdef int64_t time_relative = timestamp_offset - base_offset
+    cdef int64_t last_timestamp = NO_TIMESTAMP
+    cdef uint8_t entry[12]
+    if offset_entries >= offset_max_entries or time_entries >= time_max_entries - 1:
+        return None
+    if relative < 0 or relative > INT32_MAX or position < 0 or position > INT32_MAX:
+        return None
+    if offset_entries:
+        slots = <const uint8_t *>PyByteArray_AS_STRING(offset_slots)
+        if relative <= klog_be32(slots + (offset_entries - 1) * 8):
+            return None  # INDEX-13: offsets strictly increase
+    if time_entries:
+        slots = <const uint8_t *>PyByteArray_AS_STRING(time_slots)
+        last_timestamp = klog_be64(slots + (time_entries - 1) * 12)
+        if time_relative < klog_be32(slots + (time_entries - 1) * 12 + 8) or \
+                timestamp < last_timestamp:
+            return None  # INDEX-10's order
+    klog_put32(entry, <int32_t>relative)
+    klog_put32(entry + 4, <int32_t>position)
+    offset_entry = PyBytes_FromStringAndSize(<const char *>entry, 8)
+    if timestamp <= last_timestamp:
+        return offset_entry, None
+    if time_relative < 0 or time_relative > INT32_MAX:
+        return None
+    klog_put64(entry, timestamp)
+    klog_put32(entry + 8, <int32_t>time_relative)
+    return offset_entry, PyBytes_FromStringAndSize(<const char *>entry, 12)

@@ -10,8 +10,10 @@ producer the log knows, continuing its sequence, to an active segment that does 
 against ``max.message.bytes``, CRC, header, every record) and stamps the copy the log
 writes (offsets, leader epoch, maxTimestamp, CRC). This module then checks, changing
 nothing, that the rest of the append is the common case too: no new leader epoch, no
-roll, the producer's next batch (or no producer id). Only then does it write, with the
-readable ``LocalLog.append``, and update the producer's state.
+roll, the producer's next batch (or no producer id). Only then does it write: the batch
+through the readable ``FileRecords.append``, the index entries ``LogSegment.append``
+places (INDEX-7) as the kernel ``append_index_entries`` packs them; then it updates the
+producer's state.
 
 Anything else returns None having changed nothing, and ``Log._append`` runs the readable
 path, whose results and errors are the reference's (tests/test_append_fast.py holds the
@@ -20,7 +22,10 @@ two paths to the same results, errors and files).
 
 from __future__ import annotations
 
+import os
+
 from .._speedups import kernels
+from ..formats.index_entries import TimestampOffset
 from ..records import Compression, TimestampType
 from ..records.batch import RecordBatch
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
@@ -52,9 +57,7 @@ def append_client_batch(log, records: bytes, leader_epoch: int) -> LogAppendInfo
         entry = psm.producers.get(batch.producer_id)
         if not _next_batch_of(entry, batch):
             return None
-    log.local_log.append(
-        info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, validated
-    )
+    _append_to_segment(log, segment, info, validated)
     if entry is not None:  # ProducerAppendInfo.append_data_batch then psm.update, no checks left
         last_offset = info.last_offset
         entry.add_batch(
@@ -99,6 +102,49 @@ def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | Non
         last_offset_of_first_batch=last_offset_delta,  # the client's baseOffset is 0
     )
     return info, validated, RecordBatch.from_bytes(validated)
+
+
+def _append_to_segment(log, segment, info: LogAppendInfo, records: bytes) -> None:
+    """``LocalLog.append``: ``LogSegment.append`` (APPEND-22, INDEX-7) of a segment already
+    written to, its index entries placed by the kernel ``append_index_entries``; the
+    readable methods take a segment's first batch and any entry they would refuse."""
+    so_far = segment.read_max_timestamp_and_offset_so_far()
+    if info.max_timestamp > so_far.timestamp:
+        so_far = TimestampOffset(info.max_timestamp, info.shallow_offset_of_max_timestamp)
+    position = segment.log.size
+    entries = None
+    if segment.bytes_since_last_index_entry > segment.index_interval_bytes:
+        offset_index, time_index = segment.offset_index, segment.time_index
+        entries = kernels.append_index_entries(
+            offset_index._slots(), offset_index.max_entries, time_index._slots(),
+            time_index.max_entries, segment.base_offset, info.last_offset, position,
+            so_far.timestamp, so_far.offset,
+        )  # fmt: skip
+        if entries is None:
+            position = 0  # the readable methods judge the entries
+    if position == 0:
+        log.local_log.append(
+            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records
+        )
+        return
+    segment.log.append(records)
+    segment._touch()
+    segment.max_timestamp_and_offset_so_far = so_far
+    if entries is not None:
+        offset_entry, time_entry = entries
+        _place_entry(offset_index, offset_entry)
+        if time_entry is not None:
+            _place_entry(time_index, time_entry)
+        segment.bytes_since_last_index_entry = 0
+    segment.bytes_since_last_index_entry += len(records)
+    log.local_log.update_log_end_offset(info.last_offset + 1)
+
+
+def _place_entry(index, entry: bytes) -> None:
+    """``AbstractIndex._append_entry`` of an entry already packed and checked."""
+    slots = index._slots()
+    os.pwrite(index._handle.fileno(), entry, len(slots))
+    slots += entry
 
 
 def _may_roll(segment, config, info: LogAppendInfo, size: int, now: int) -> bool:
