@@ -27,19 +27,23 @@ from functools import partial
 from types import SimpleNamespace
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
+from test_speedups import (
+    CASES,
+    pytestmark,  # noqa: F401 (its skip: without the kernels, one path)
+)
 
 from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.log import _compiled_append
 from reference_impl.log import append as append_module
+from reference_impl.log.append import LogAppend
 from reference_impl.log.clock import ManualClock
 from reference_impl.log.config import LogConfig
 from reference_impl.log.log_validator import (
     AppendOrigin,
     analyze_and_validate_records,
-    assign_offsets_as_leader,
     iter_memory_batches,
 )
 from reference_impl.log.offset_index import OffsetIndex
@@ -56,14 +60,6 @@ from reference_impl.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET
 from reference_impl.records.checksums import crc32c
 from reference_impl.records.record import INT32_MAX
 
-pytestmark = pytest.mark.skipif(
-    _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
-)
-CASES = settings(
-    max_examples=400, deadline=None,
-    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
-                           HealthCheck.function_scoped_fixture],
-)  # fmt: skip
 FEWER = settings(CASES, max_examples=60)  # a log directory per example
 SIZES = st.sampled_from([0, 1, 5, 63, 64, 100, 1024, 8191, 8192])
 blobs = st.one_of(st.none(), SIZES.flatmap(lambda n: st.binary(min_size=n, max_size=n)))
@@ -176,19 +172,10 @@ def _readable_checks(log, records: bytes, leader_epoch: int):
     )  # fmt: skip
     if info.valid_bytes <= 0:
         return info
-    result = assign_offsets_as_leader(
-        records[: info.valid_bytes], next_offset=log.log_end_offset,
-        now=log.clock.milliseconds(), timestamp_type=log.config.message_timestamp_type,
-        leader_epoch=leader_epoch,
-    )  # fmt: skip
-    info.first_offset = log.log_end_offset
-    info.last_offset = result.last_offset
-    info.max_timestamp = result.max_timestamp
-    info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
-    if log.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-        info.log_append_time = result.log_append_time
-    batches = list(iter_memory_batches(result.validated_records))
-    return info, result.validated_records, *batches
+    valid = LogAppend._assign_offsets(
+        log, info, records[: info.valid_bytes], leader_epoch, AppendOrigin.CLIENT
+    )
+    return info, valid, *iter_memory_batches(valid)
 
 
 @pytest.mark.req("APPEND-4", "APPEND-7", "APPEND-10", "APPEND-14", "APPEND-15")

@@ -70,21 +70,7 @@ class LogAppend:
             return info  # an empty set (or only a partial batch) writes and rolls nothing
         valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
         if assign_offsets:
-            result = assign_offsets_as_leader(
-                valid,
-                next_offset=self.log_end_offset,
-                now=self.clock.milliseconds(),
-                timestamp_type=self.config.message_timestamp_type,
-                leader_epoch=leader_epoch,
-                origin=origin,
-            )
-            valid = result.validated_records
-            info.first_offset = self.log_end_offset
-            info.last_offset = result.last_offset
-            info.max_timestamp = result.max_timestamp
-            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
-            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                info.log_append_time = result.log_append_time
+            valid = self._assign_offsets(info, valid, leader_epoch, origin)
         elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
             first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
             raise LogOperationError(
@@ -130,6 +116,28 @@ class LogAppend:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
         return info
+
+    def _assign_offsets(
+        self, info: LogAppendInfo, records: bytes, leader_epoch: int, origin: AppendOrigin
+    ) -> bytes:
+        """APPEND-10 to APPEND-17: a leader's set given offsets from the LEO and stamped
+        (log_validator.py); ``info`` takes its offsets and timestamps. Returns the bytes
+        to write."""
+        result = assign_offsets_as_leader(
+            records,
+            next_offset=self.log_end_offset,
+            now=self.clock.milliseconds(),
+            timestamp_type=self.config.message_timestamp_type,
+            leader_epoch=leader_epoch,
+            origin=origin,
+        )
+        info.first_offset = self.log_end_offset
+        info.last_offset = result.last_offset
+        info.max_timestamp = result.max_timestamp
+        info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+        if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+            info.log_append_time = result.log_append_time
+        return result.validated_records
 
     def _analyze_and_validate_producer_state(
         self, batches: list, origin: AppendOrigin
