@@ -12,7 +12,7 @@ writes (offsets, leader epoch, maxTimestamp, CRC). This module then checks, chan
 nothing, that the rest of the append is the common case too: no new leader epoch, no
 roll, the producer's next batch (or no producer id). Only then does it write: the batch
 through the readable ``FileRecords.append``, the index entries ``LogSegment.append``
-places (INDEX-7) as the kernel ``append_index_entries`` packs them; then it updates the
+places as the kernel ``append_index_entries`` packs them; then it updates the
 producer's state.
 
 Anything else returns None having changed nothing, and ``Log._append`` runs the readable
@@ -105,7 +105,7 @@ def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | Non
 
 
 def _append_to_segment(log, segment, info: LogAppendInfo, records: bytes) -> None:
-    """``LocalLog.append``: ``LogSegment.append`` (APPEND-22, INDEX-7) of a segment already
+    """``LocalLog.append``: ``LogSegment.append`` of a segment already
     written to, its index entries placed by the kernel ``append_index_entries``; the
     readable methods take a segment's first batch and any entry they would refuse."""
     so_far = segment.read_max_timestamp_and_offset_so_far()
@@ -173,8 +173,8 @@ def _may_roll(segment, config, info: LogAppendInfo, size: int, now: int) -> bool
 
 def _next_batch_of(entry, batch) -> bool:
     """``_analyze_and_validate_producer_state`` would accept ``batch`` as a known producer's
-    next data batch (PSTATE-5, PSTATE-6, TXN-B-1: same epoch, the sequence right after
-    the last, no transaction) and find no duplicate (PSTATE-4)."""
+    next data batch (the same epoch, the sequence right after the last, no transaction)
+    and find no duplicate: ``ProducerAppendInfo.append_data_batch``'s checks pass."""
     return (
         entry is not None
         and batch.producer_epoch == entry.producer_epoch
