@@ -59,6 +59,9 @@ cdef extern from *:
         PyTypeObject *t = (PyTypeObject *)type;
         return t->tp_alloc(t, n);
     }
+    static inline Py_ssize_t klog_bytearray_room(PyObject *o) {
+        return ((PyByteArrayObject *)o)->ob_alloc;
+    }
     typedef uint32_t (*klog_crc_fn)(uint32_t, const unsigned char *, unsigned long);
     typedef void *(*klog_get_state_fn)(PyObject *);
     """
@@ -70,6 +73,7 @@ cdef extern from *:
     void klog_put32(uint8_t *p, int32_t x) nogil
     void klog_put16(uint8_t *p, int16_t x) nogil
     object klog_alloc_tuple(object type, Py_ssize_t n)
+    Py_ssize_t klog_bytearray_room(object buf)
     bint klog_add_overflow(int64_t a, int64_t b, int64_t *r) nogil
     ctypedef uint32_t (*klog_crc_fn)(uint32_t, const uint8_t *, unsigned long) nogil
     ctypedef void *(*klog_get_state_fn)(PyObject *)
@@ -647,7 +651,11 @@ def recover_clean_batches(
 
 cdef inline void _put(bytearray buf, const void *data, Py_ssize_t size) except *:
     cdef Py_ssize_t used = len(buf)
-    PyByteArray_Resize(buf, used + size)
+    if used + size + 1 > klog_bytearray_room(buf):
+        # room for half as much again: CPython grows a bytearray by an eighth, and a
+        # chunk's values reach megabytes, where each growth is a realloc copying them all
+        PyByteArray_Resize(buf, used + size + ((used + size) >> 1))
+    PyByteArray_Resize(buf, used + size)  # within its room: only the size changes
     memcpy(PyByteArray_AS_STRING(buf) + used, data, size)
 
 
