@@ -9,6 +9,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from unittest import mock
 
+from reference_impl.log import append as log_append
+
 from ..transport import ImplSpec, _python_env
 
 
@@ -23,6 +25,10 @@ class Mutant:
     @contextlib.contextmanager
     def applied(self):
         with contextlib.ExitStack() as stack:
+            # a mutant is the readable reference with one bug: the compiled append path
+            # (reference_impl/log/_compiled_append.py) takes a client's common append
+            # without the readable steps a mutant changes, so it is off while one runs
+            stack.enter_context(mock.patch.object(log_append, "_lean_append", None))
             for target, attr, value in self.patches():
                 stack.enter_context(mock.patch.object(target, attr, value))
             yield

@@ -9,8 +9,9 @@ every error comes from the readable code. tests/test_speedups.py holds the two t
 This package is only the extension and this switch, below every layer of the log (it
 imports nothing of ours). The glue that drives a kernel lives, private, beside the code
 it speeds up: ``records/batch.py`` (the record decoder), ``log/_compiled_recovery.py``
-(LogSegment.recover's walk), ``klogspec/verify/_compiled_walk.py`` (verify's walk) and
-``pipeline/_columnar.py`` (the reader's record columns).
+(LogSegment.recover's walk), ``log/_compiled_append.py`` (a client's common append),
+``klogspec/verify/_compiled_walk.py`` (verify's walk) and ``pipeline/_columnar.py`` (the
+reader's record columns).
 
 ``kernels`` is None, and every module keeps its readable code, when:
 

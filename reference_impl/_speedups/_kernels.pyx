@@ -59,6 +59,9 @@ cdef extern from *:
         PyTypeObject *t = (PyTypeObject *)type;
         return t->tp_alloc(t, n);
     }
+    static inline Py_ssize_t klog_bytearray_room(PyObject *o) {
+        return ((PyByteArrayObject *)o)->ob_alloc;
+    }
     typedef uint32_t (*klog_crc_fn)(uint32_t, const unsigned char *, unsigned long);
     typedef void *(*klog_get_state_fn)(PyObject *);
     """
@@ -70,6 +73,7 @@ cdef extern from *:
     void klog_put32(uint8_t *p, int32_t x) nogil
     void klog_put16(uint8_t *p, int16_t x) nogil
     object klog_alloc_tuple(object type, Py_ssize_t n)
+    Py_ssize_t klog_bytearray_room(object buf)
     bint klog_add_overflow(int64_t a, int64_t b, int64_t *r) nogil
     ctypedef uint32_t (*klog_crc_fn)(uint32_t, const uint8_t *, unsigned long) nogil
     ctypedef void *(*klog_get_state_fn)(PyObject *)
@@ -647,7 +651,11 @@ def recover_clean_batches(
 
 cdef inline void _put(bytearray buf, const void *data, Py_ssize_t size) except *:
     cdef Py_ssize_t used = len(buf)
-    PyByteArray_Resize(buf, used + size)
+    if used + size + 1 > klog_bytearray_room(buf):
+        # room for half as much again: CPython grows a bytearray by an eighth, and a
+        # chunk's values reach megabytes, where each growth is a realloc copying them all
+        PyByteArray_Resize(buf, used + size + ((used + size) >> 1))
+    PyByteArray_Resize(buf, used + size)  # within its room: only the size changes
     memcpy(PyByteArray_AS_STRING(buf) + used, data, size)
 
 
@@ -894,3 +902,199 @@ cdef class RecordColumns:
         self.header_key.truncate(headers)
         self.header_value.truncate(headers)
         self.rows = rows
+
+
+# --- a leader's append (log/log_validator.py: analyze_and_validate_records, then
+# assign_offsets_as_leader) ---------------------------------------------------------------
+
+cdef enum:
+    MAX_TIMESTAMP_OFFSET = 35
+    PRODUCER_ID_OFFSET = 43
+    BASE_SEQUENCE_OFFSET = 53
+    RECORDS_COUNT_OFFSET = 57
+    NO_TIMESTAMP = -1
+
+
+cdef inline void _skip_bytes(Cursor *c, Py_ssize_t limit) noexcept nogil:
+    """_bytes_or_none without the object: a varint length (negative: null), those bytes."""
+    cdef int32_t size = _varint(c)
+    if c.bad or size < 0:
+        return
+    if size > limit - c.pos:
+        c.bad = True
+        return
+    c.pos += size
+
+
+cdef inline void _skip_headers(Cursor *c, Py_ssize_t end) noexcept nogil:
+    """_headers without the objects: the same checks."""
+    cdef int32_t count = _varint(c)
+    cdef int32_t i, key_size
+    if c.bad or count == 0:
+        return
+    if count < 0 or count > end - c.pos:
+        c.bad = True
+        return
+    for i in range(count):
+        key_size = _varint(c)
+        if c.bad or key_size < 0 or key_size > end - c.pos:
+            c.bad = True
+            return
+        c.pos += key_size
+        _skip_bytes(c, end)
+        if c.bad:
+            return
+
+
+cdef bint _create_time_records(
+    Cursor *c, int32_t count, int64_t base_timestamp, int64_t *max_timestamp
+) noexcept nogil:
+    """``decode_records`` of a CreateTime batch's ``count`` records, kept to what the
+    append needs: whether the kernel's ``decode_records`` would take them (every record
+    well formed, the bytes ending with the last), and their largest timestamp (-1 at
+    least, as ``assign_offsets_as_leader`` takes it)."""
+    cdef int32_t n, length
+    cdef int64_t timestamp_delta, timestamp
+    cdef Py_ssize_t end, full_end = c.end
+    max_timestamp[0] = NO_TIMESTAMP
+    for n in range(count):
+        length = _varint(c)
+        if c.bad or length <= 0 or length > c.end - c.pos:
+            return False
+        end = c.pos + length
+        c.pos += 1  # attributes: read, unused (REC-4)
+        c.end = end  # no field may run past the record
+        timestamp_delta = _varlong(c)
+        _varint(c)  # offsetDelta: not required consecutive in a v2 batch (REC-11)
+        _skip_bytes(c, end)  # key
+        _skip_bytes(c, end)  # value
+        _skip_headers(c, end)
+        c.end = full_end
+        if c.bad or c.pos != end:
+            return False
+        if klog_add_overflow(base_timestamp, timestamp_delta, &timestamp):
+            return False
+        if timestamp > max_timestamp[0]:
+            max_timestamp[0] = timestamp
+    return c.pos == c.end
+
+
+def leader_append(
+    records, int64_t next_offset, int64_t now, bint log_append_time, int64_t leader_epoch,
+    int64_t max_message_bytes,
+):
+    """``analyze_and_validate_records`` then ``assign_offsets_as_leader`` (APPEND-4 to
+    APPEND-17) of a client's set that is one whole, uncompressed CreateTime v2 batch, in
+    one pass: framing, baseOffset 0, the size against ``max_message_bytes``, the CRC,
+    the header's own agreement, every record, the largest timestamp; then the copy
+    stamped with its offsets, ``leader_epoch`` and (when it changes) the timestamp type
+    and maxTimestamp with a new CRC, as ``set_base_offset``, ``set_partition_leader_epoch``
+    and ``set_max_timestamp`` write them.
+
+    Returns ``(validated_records, last_offset, max_timestamp, shallow_offset_of_max_timestamp,
+    partition_leader_epoch, last_offset_delta)`` (the last two as the client sent them),
+    or None: anything else (another shape, a check that fails, a number past the kernel's
+    int64 headroom) is the readable functions' to judge."""
+    cdef const uint8_t[::1] view = records
+    cdef Py_ssize_t total = view.shape[0]
+    cdef const uint8_t *data
+    cdef int64_t batch_length, producer_id, base_timestamp, declared_max, max_timestamp
+    cdef int64_t last_offset, shallow
+    cdef int32_t last_offset_delta, count, base_sequence, client_epoch
+    cdef int16_t attributes
+    cdef Cursor c
+    cdef uint8_t *out
+    if total < RECORD_BATCH_OVERHEAD or total > max_message_bytes:
+        return None
+    if leader_epoch < 0 or leader_epoch > INT32_MAX:
+        return None  # APPEND-20's refusal (and a value no int32 holds) are the readable path's
+    if next_offset < 0 or next_offset > SAFE_OFFSET:
+        return None
+    data = &view[0]
+    batch_length = klog_be32(data + 8)
+    if batch_length + LOG_OVERHEAD != total or data[16] != 2 or klog_be64(data) != 0:
+        return None  # not exactly one whole v2 batch at baseOffset 0
+    attributes = klog_be16(data + ATTRIBUTES_OFFSET)
+    if attributes & (0x07 | TIMESTAMP_TYPE_FLAG | CONTROL_FLAG):
+        return None  # compressed, marked LogAppendTime, or a control batch
+    last_offset_delta = klog_be32(data + 23)
+    count = klog_be32(data + RECORDS_COUNT_OFFSET)
+    if count <= 0 or <int64_t>last_offset_delta + 1 != count:
+        return None  # _validate_client_batch's offset range and count
+    producer_id = klog_be64(data + PRODUCER_ID_OFFSET)
+    base_sequence = klog_be32(data + BASE_SEQUENCE_OFFSET)
+    if producer_id >= 0 and base_sequence < 0:
+        return None
+    if not _crc_matches(data + ATTRIBUTES_OFFSET, total - ATTRIBUTES_OFFSET, klog_beu32(data + 17)):
+        return None
+    base_timestamp = klog_be64(data + 27)
+    c.buf = data
+    c.pos = RECORD_BATCH_OVERHEAD
+    c.end = total
+    c.bad = False
+    if not _create_time_records(&c, count, base_timestamp, &max_timestamp):
+        return None
+    client_epoch = klog_be32(data + 12)
+    declared_max = klog_be64(data + MAX_TIMESTAMP_OFFSET)
+    last_offset = next_offset + count - 1
+    out_bytes = PyBytes_FromStringAndSize(<const char *>data, total)
+    out = <uint8_t *>PyBytes_AS_STRING(out_bytes)
+    klog_put64(out, next_offset)  # last_offset - last_offset_delta
+    klog_put32(out + 12, <int32_t>leader_epoch)
+    if log_append_time:
+        max_timestamp = now
+    if log_append_time or declared_max != max_timestamp:
+        if log_append_time:
+            klog_put16(out + ATTRIBUTES_OFFSET, attributes | TIMESTAMP_TYPE_FLAG)
+        klog_put64(out + MAX_TIMESTAMP_OFFSET, max_timestamp)
+        klog_put32(out + 17, <int32_t>_crc32c(out + ATTRIBUTES_OFFSET, total - ATTRIBUTES_OFFSET))
+    # Kafka's uncompressed path names the max-timestamp offset only when a record has a
+    # timestamp (LogAppendTime always does)
+    shallow = last_offset if max_timestamp > NO_TIMESTAMP else -1
+    return out_bytes, last_offset, max_timestamp, shallow, client_epoch, last_offset_delta
+
+
+# --- index entries of an append (log/segment.py: LogSegment.append, with
+# offset_index.py's OffsetIndex.append and time_index.py's TimeIndex.maybe_append) -----------
+
+def append_index_entries(
+    bytearray offset_slots, Py_ssize_t offset_max_entries, bytearray time_slots,
+    Py_ssize_t time_max_entries, int64_t base_offset, int64_t last_offset, int64_t position,
+    int64_t timestamp, int64_t timestamp_offset,
+):
+    """The entries ``LogSegment.append`` places when an append is due an index entry:
+    ``(offset_entry, time_entry)``, the bytes ``OffsetIndex.append(last_offset, position)``
+    and ``TimeIndex.maybe_append(timestamp, timestamp_offset)`` write (``time_entry`` None
+    when the timestamp is not above the last entry's), or None when either would refuse
+    (full, out of order, a relative offset past int32): the readable methods judge."""
+    cdef Py_ssize_t offset_entries = len(offset_slots) // 8
+    cdef Py_ssize_t time_entries = len(time_slots) // 12
+    cdef const uint8_t *slots
+    cdef int64_t relative = last_offset - base_offset
+    cdef int64_t time_relative = timestamp_offset - base_offset
+    cdef int64_t last_timestamp = NO_TIMESTAMP
+    cdef uint8_t entry[12]
+    if offset_entries >= offset_max_entries or time_entries >= time_max_entries - 1:
+        return None
+    if relative < 0 or relative > INT32_MAX or position < 0 or position > INT32_MAX:
+        return None
+    if offset_entries:
+        slots = <const uint8_t *>PyByteArray_AS_STRING(offset_slots)
+        if relative <= klog_be32(slots + (offset_entries - 1) * 8):
+            return None  # INDEX-13: offsets strictly increase
+    if time_entries:
+        slots = <const uint8_t *>PyByteArray_AS_STRING(time_slots)
+        last_timestamp = klog_be64(slots + (time_entries - 1) * 12)
+        if time_relative < klog_be32(slots + (time_entries - 1) * 12 + 8) or \
+                timestamp < last_timestamp:
+            return None  # INDEX-10's order
+    klog_put32(entry, <int32_t>relative)
+    klog_put32(entry + 4, <int32_t>position)
+    offset_entry = PyBytes_FromStringAndSize(<const char *>entry, 8)
+    if timestamp <= last_timestamp:
+        return offset_entry, None
+    if time_relative < 0 or time_relative > INT32_MAX:
+        return None
+    klog_put64(entry, timestamp)
+    klog_put32(entry + 8, <int32_t>time_relative)
+    return offset_entry, PyBytes_FromStringAndSize(<const char *>entry, 12)

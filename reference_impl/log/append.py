@@ -13,6 +13,7 @@ after the write, and ``flush_messages`` may flush. ``LogAppend`` is mixed into `
 
 from __future__ import annotations
 
+from .. import _speedups
 from ..errors import Category, InvalidArgumentError, LogOperationError
 from ..records import TimestampType
 from .log_validator import (
@@ -25,6 +26,8 @@ from .log_validator import (
 from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has_producer_id
 from .producer_state_rebuild import update_producers
 from .segment import LogSegment
+
+_lean_append = None  # the compiled path of a client's common batch, below
 
 
 class LogAppend:
@@ -51,6 +54,10 @@ class LogAppend:
         ignore_record_size: bool,
     ) -> LogAppendInfo:
         self._begin()
+        if _lean_append is not None and assign_offsets and origin is AppendOrigin.CLIENT:
+            info = _lean_append(self, records, leader_epoch)  # None: nothing done, not common
+            if info is not None:
+                return info
         info = analyze_and_validate_records(
             records,
             origin=origin,
@@ -63,21 +70,7 @@ class LogAppend:
             return info  # an empty set (or only a partial batch) writes and rolls nothing
         valid = records[: info.valid_bytes]  # a partial batch at the end is dropped
         if assign_offsets:
-            result = assign_offsets_as_leader(
-                valid,
-                next_offset=self.log_end_offset,
-                now=self.clock.milliseconds(),
-                timestamp_type=self.config.message_timestamp_type,
-                leader_epoch=leader_epoch,
-                origin=origin,
-            )
-            valid = result.validated_records
-            info.first_offset = self.log_end_offset
-            info.last_offset = result.last_offset
-            info.max_timestamp = result.max_timestamp
-            info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
-            if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
-                info.log_append_time = result.log_append_time
+            valid = self._assign_offsets(info, valid, leader_epoch, origin)
         elif info.first_or_last_offset_of_first_batch < self.log_end_offset:
             first = next(iter_memory_batches(valid)).base_offset  # a legacy wrapper decompresses
             raise LogOperationError(
@@ -124,6 +117,28 @@ class LogAppend:
             self._flush(self.log_end_offset, including_offset=False)
         return info
 
+    def _assign_offsets(
+        self, info: LogAppendInfo, records: bytes, leader_epoch: int, origin: AppendOrigin
+    ) -> bytes:
+        """APPEND-10 to APPEND-17: a leader's set given offsets from the LEO and stamped
+        (log_validator.py); ``info`` takes its offsets and timestamps. Returns the bytes
+        to write."""
+        result = assign_offsets_as_leader(
+            records,
+            next_offset=self.log_end_offset,
+            now=self.clock.milliseconds(),
+            timestamp_type=self.config.message_timestamp_type,
+            leader_epoch=leader_epoch,
+            origin=origin,
+        )
+        info.first_offset = self.log_end_offset
+        info.last_offset = result.last_offset
+        info.max_timestamp = result.max_timestamp
+        info.shallow_offset_of_max_timestamp = result.shallow_offset_of_max_timestamp
+        if self.config.message_timestamp_type is TimestampType.LOG_APPEND_TIME:
+            info.log_append_time = result.log_append_time
+        return result.validated_records
+
     def _analyze_and_validate_producer_state(
         self, batches: list, origin: AppendOrigin
     ) -> tuple[dict[int, ProducerAppendInfo], list[CompletedTxn], BatchMetadata | None]:
@@ -162,3 +177,9 @@ class LogAppend:
             psm.complete_txn(txn)
         psm.update_map_end_offset(last_offset + 1)
         self._update_high_watermark()
+
+
+# The compiled path of a client's common batch (issue 14), unless pure Python:
+# _compiled_append.py
+if _speedups.kernels is not None:
+    from ._compiled_append import append_client_batch as _lean_append  # noqa: F811

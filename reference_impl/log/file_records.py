@@ -165,7 +165,9 @@ class FileRecords:
 
     def set_last_modified(self, ms: int) -> None:
         """Stamp the file's mtime; the reference keeps .log mtimes on the injected clock."""
-        os.utime(self.file, ns=(ms * 1_000_000, ms * 1_000_000))
+        ns = ms * 1_000_000
+        # through the open handle when there is one (every append stamps it): no path lookup
+        os.utime(self.file if self._handle.closed else self._handle.fileno(), ns=(ns, ns))
 
     def last_modified(self) -> int:
         return os.stat(self.file).st_mtime_ns // 1_000_000

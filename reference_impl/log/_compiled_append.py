@@ -1,0 +1,186 @@
+"""``Log._append`` (append.py) of a client's common batch, with the compiled kernel
+``leader_append`` of reference_impl/_speedups: Kafka's UnifiedLog.append with
+analyzeAndValidateRecords and LogValidator's in-place path [UnifiedLog.scala,
+LogValidator.java] (spec/behaviour/append.md §1-§2, spec/behaviour/producer-state.md
+§2), faster.
+
+A client's append is nearly always one whole, uncompressed CreateTime v2 batch of a
+producer the log knows, continuing its sequence, to an active segment that does not roll.
+``kernels.leader_append`` checks such a batch in one pass (framing, baseOffset 0, its size
+against ``max.message.bytes``, CRC, header, every record) and stamps the copy the log
+writes (offsets, leader epoch, maxTimestamp, CRC). This module then checks, changing
+nothing, that the rest of the append is the common case too: no new leader epoch, no
+roll, the producer's next batch (or no producer id). Only then does it write: the batch
+through the readable ``FileRecords.append``, the index entries ``LogSegment.append``
+places as the kernel ``append_index_entries`` packs them; then it updates the
+producer's state.
+
+Anything else returns None having changed nothing, and ``Log._append`` runs the readable
+path, whose results and errors are the reference's (tests/test_append_fast.py holds the
+two paths to the same results, errors and files).
+"""
+
+from __future__ import annotations
+
+import os
+
+from .._speedups import kernels
+from ..formats.index_entries import TimestampOffset
+from ..records import Compression, TimestampType
+from ..records.batch import RecordBatch
+from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from .log_validator import LogAppendInfo
+from .producer_state import in_sequence
+
+_LOG_APPEND_TIME = {TimestampType.CREATE_TIME: False, TimestampType.LOG_APPEND_TIME: True}
+
+
+def append_client_batch(log, records: bytes, leader_epoch: int) -> LogAppendInfo | None:
+    """What ``Log._append`` returns, and does, for a client's common batch; None: nothing
+    done, the readable path takes the append."""
+    checked = validate_client_batch(log, records, leader_epoch)
+    if checked is None:
+        return None
+    info, validated, batch = checked
+    config = log.config
+    if len(validated) > config.segment_bytes:
+        return None  # RECORD_BATCH_TOO_LARGE is the readable path's
+    latest = log.leader_epoch_cache.latest_entry()
+    if latest is None or latest.epoch != leader_epoch or latest.start_offset > info.first_offset:
+        return None  # LEPOCH-5: the epoch cache would change
+    segment = log.segments.active_segment
+    if _may_roll(segment, config, info, len(validated), log.clock.milliseconds()):
+        return None
+    psm = log.producer_state_manager
+    entry = None
+    if batch.producer_id >= 0:
+        entry = psm.producers.get(batch.producer_id)
+        if not _next_batch_of(entry, batch):
+            return None
+    _append_to_segment(log, segment, info, validated)
+    if entry is not None:  # ProducerAppendInfo.append_data_batch then psm.update, no checks left
+        last_offset = info.last_offset
+        entry.add_batch(
+            batch.producer_epoch, batch.last_sequence, last_offset,
+            last_offset - info.first_offset, batch.max_timestamp,
+        )  # fmt: skip
+    psm.update_map_end_offset(info.last_offset + 1)
+    if psm.ongoing_txns or psm.unreplicated_txns:
+        log._update_high_watermark()
+    else:  # _update_high_watermark with no transaction to forget or to wait for
+        log.first_unstable_offset = None
+    if log.log_end_offset - log.recovery_point >= config.flush_messages:
+        log._flush(log.log_end_offset, including_offset=False)
+    return info
+
+
+def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | None:
+    """``(info, validated_records, batch)`` as ``analyze_and_validate_records`` and
+    ``assign_offsets_as_leader`` give them for a client's append as leader (the batch as
+    ``iter_memory_batches`` parses the validated bytes), or None: not the kernel's case."""
+    log_append_time = _LOG_APPEND_TIME.get(log.config.message_timestamp_type)
+    if log_append_time is None or type(records) is not bytes:
+        return None
+    next_offset = log.log_end_offset
+    now = log.clock.milliseconds()
+    result = kernels.leader_append(
+        records, next_offset, now, log_append_time, leader_epoch, log.config.max_message_bytes
+    )
+    if result is None:
+        return None
+    validated, last_offset, max_timestamp, shallow, client_epoch, last_offset_delta = result
+    info = LogAppendInfo(
+        first_offset=next_offset,
+        last_offset=last_offset,
+        last_leader_epoch=None if client_epoch == NO_PARTITION_LEADER_EPOCH else client_epoch,
+        max_timestamp=max_timestamp,
+        shallow_offset_of_max_timestamp=shallow,
+        log_append_time=now if log_append_time else NO_TIMESTAMP,
+        log_start_offset=log.log_start_offset,
+        source_compression=Compression.NONE,
+        valid_bytes=len(records),
+        last_offset_of_first_batch=last_offset_delta,  # the client's baseOffset is 0
+    )
+    return info, validated, RecordBatch.from_bytes(validated)
+
+
+def _append_to_segment(log, segment, info: LogAppendInfo, records: bytes) -> None:
+    """``LocalLog.append``: ``LogSegment.append`` of a segment already
+    written to, its index entries placed by the kernel ``append_index_entries``; the
+    readable methods take a segment's first batch and any entry they would refuse."""
+    so_far = segment.read_max_timestamp_and_offset_so_far()
+    if info.max_timestamp > so_far.timestamp:
+        so_far = TimestampOffset(info.max_timestamp, info.shallow_offset_of_max_timestamp)
+    position = segment.log.size
+    entries = None
+    if segment.bytes_since_last_index_entry > segment.index_interval_bytes:
+        offset_index, time_index = segment.offset_index, segment.time_index
+        entries = kernels.append_index_entries(
+            offset_index._slots(), offset_index.max_entries, time_index._slots(),
+            time_index.max_entries, segment.base_offset, info.last_offset, position,
+            so_far.timestamp, so_far.offset,
+        )  # fmt: skip
+        if entries is None:
+            position = 0  # the readable methods judge the entries
+    if position == 0:
+        log.local_log.append(
+            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records
+        )
+        return
+    segment.log.append(records)
+    segment._touch()
+    segment.max_timestamp_and_offset_so_far = so_far
+    if entries is not None:
+        offset_entry, time_entry = entries
+        _place_entry(offset_index, offset_entry)
+        if time_entry is not None:
+            _place_entry(time_index, time_entry)
+        segment.bytes_since_last_index_entry = 0
+    segment.bytes_since_last_index_entry += len(records)
+    log.local_log.update_log_end_offset(info.last_offset + 1)
+
+
+def _place_entry(index, entry: bytes) -> None:
+    """``AbstractIndex._append_entry`` of an entry already packed and checked."""
+    slots = index._slots()
+    os.pwrite(index._handle.fileno(), entry, len(slots))
+    slots += entry
+
+
+def _may_roll(segment, config, info: LogAppendInfo, size: int, now: int) -> bool:
+    """False when none of roll.py's ROLL_CONDITIONS holds, in the common case; True when
+    one may (or the segment's first timestamp is not loaded yet): the readable path
+    decides."""
+    if segment.size > config.segment_bytes - size:  # 1: size
+        return True
+    if segment.size > 0:  # 2: time, as time_waited_for_roll computes it
+        first_timestamp = segment.rolling_based_timestamp
+        if first_timestamp is None:
+            return True
+        if first_timestamp >= 0:
+            waited = info.max_timestamp - first_timestamp
+        else:
+            waited = now - segment.created
+        if waited > config.segment_ms - segment.roll_jitter_ms:
+            return True
+    offset_index = segment.offset_index
+    return (
+        offset_index.is_full()  # 3
+        or segment.time_index.is_full()  # 4
+        or not offset_index.can_append_offset(info.last_offset)  # 5
+    )
+
+
+def _next_batch_of(entry, batch) -> bool:
+    """``_analyze_and_validate_producer_state`` would accept ``batch`` as a known producer's
+    next data batch (the same epoch, the sequence right after the last, no transaction)
+    and find no duplicate: ``ProducerAppendInfo.append_data_batch``'s checks pass."""
+    return (
+        entry is not None
+        and batch.producer_epoch == entry.producer_epoch
+        and entry.batch_metadata
+        and entry.current_txn_first_offset is None
+        and not batch.is_transactional
+        and in_sequence(entry.last_seq, batch.base_sequence)
+        and entry.find_duplicate_batch(batch) is None
+    )
