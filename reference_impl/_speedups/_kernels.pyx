@@ -382,6 +382,50 @@ cdef object _headers(Cursor *c, Py_ssize_t end):
     return tuple(headers)
 
 
+cdef struct BatchBase:
+    int64_t base_offset
+    int64_t base_timestamp
+    int64_t max_timestamp
+    int32_t base_sequence
+    bint log_append
+
+
+cdef int _batch_base(batch, BatchBase *b) except -1:
+    """The header fields a record's own fields are relative to; 0 when one does not fit
+    (hostile bytes): the readable decoder then decides."""
+    try:
+        b.base_offset = batch.base_offset
+        b.base_timestamp = batch.base_timestamp
+        b.max_timestamp = batch.max_timestamp
+        b.base_sequence = batch.base_sequence
+        b.log_append = batch.attributes & TIMESTAMP_TYPE_FLAG
+    except OverflowError:
+        return 0
+    return 1
+
+
+cdef inline bint _record_fields(
+    const BatchBase *b, int32_t offset_delta, int64_t timestamp_delta,
+    int64_t *offset, int64_t *timestamp, int32_t *sequence,
+) noexcept nogil:
+    """A record's offset, timestamp and sequence from its deltas, as ``decode_records``
+    makes them (REC-*, BATCH-6); False when a sum overflows int64."""
+    if klog_add_overflow(b.base_offset, <int64_t>offset_delta, offset):
+        return False
+    if b.log_append:
+        timestamp[0] = b.max_timestamp
+    elif klog_add_overflow(b.base_timestamp, timestamp_delta, timestamp):
+        return False
+    sequence[0] = -1
+    if b.base_sequence >= 0:  # increment_sequence's wrap-around past Int.MAX
+        # in 64 bits: INT32_MAX - a negative (hostile) delta must not overflow
+        if b.base_sequence > INT32_MAX - <int64_t>offset_delta:
+            sequence[0] = offset_delta - (INT32_MAX - b.base_sequence) - 1
+        else:
+            sequence[0] = b.base_sequence + offset_delta
+    return True
+
+
 def decode_records(batch, buf, Py_ssize_t start=0):
     """``records/batch.py: decode_records`` (DefaultRecord.readFrom, REC-*) on a batch whose
     records are well formed: the same Record tuples, built in C. Anything else (a check
@@ -389,19 +433,13 @@ def decode_records(batch, buf, Py_ssize_t start=0):
     records or error are the answer."""
     cdef const uint8_t[::1] view = buf
     cdef Cursor c
-    cdef int64_t base_offset, base_timestamp, max_timestamp, timestamp_delta, offset, timestamp
-    cdef int32_t count = batch.records_count, base_sequence, length, offset_delta, sequence
+    cdef BatchBase b
+    cdef int64_t timestamp_delta, offset, timestamp
+    cdef int32_t count = batch.records_count, length, offset_delta, sequence
     cdef int32_t n
     cdef uint8_t attributes
-    cdef bint log_append
     cdef Py_ssize_t end
-    try:
-        base_offset = batch.base_offset
-        base_timestamp = batch.base_timestamp
-        max_timestamp = batch.max_timestamp
-        base_sequence = batch.base_sequence
-        log_append = batch.attributes & TIMESTAMP_TYPE_FLAG
-    except OverflowError:
+    if not _batch_base(batch, &b):
         return _readable_decode(batch, buf, start)
     c.buf = &view[0] if view.shape[0] else NULL
     c.end = view.shape[0]
@@ -428,21 +466,9 @@ def decode_records(batch, buf, Py_ssize_t start=0):
         if c.bad or c.pos != end:
             c.bad = True
             break
-        if klog_add_overflow(base_offset, <int64_t>offset_delta, &offset):
+        if not _record_fields(&b, offset_delta, timestamp_delta, &offset, &timestamp, &sequence):
             c.bad = True
             break
-        if log_append:
-            timestamp = max_timestamp
-        elif klog_add_overflow(base_timestamp, timestamp_delta, &timestamp):
-            c.bad = True
-            break
-        sequence = -1
-        if base_sequence >= 0:  # increment_sequence's wrap-around past Int.MAX
-            # in 64 bits: INT32_MAX - a negative (hostile) delta must not overflow
-            if base_sequence > INT32_MAX - <int64_t>offset_delta:
-                sequence = offset_delta - (INT32_MAX - base_sequence) - 1
-            else:
-                sequence = base_sequence + offset_delta
         fields = (offset, timestamp, key, value, headers, sequence, attributes, offset_delta,
                   timestamp_delta)
         record = klog_alloc_tuple(_Record, 9)
@@ -792,20 +818,17 @@ cdef class RecordColumns:
         then takes the batch."""
         cdef const uint8_t[::1] view = buf
         cdef Cursor c
-        cdef int64_t base_offset, base_timestamp, max_timestamp, timestamp_delta, offset, timestamp
-        cdef int32_t count, base_sequence, length, offset_delta, sequence, n, size, headers, h
+        cdef BatchBase b
+        cdef int64_t timestamp_delta, offset, timestamp
+        cdef int32_t count, length, offset_delta, sequence, n, size, headers, h
         cdef int32_t key_size, value_size
-        cdef bint log_append
         cdef Py_ssize_t end, key_at, value_at, payload = 0, rows0 = self.rows, i
         cdef Py_ssize_t headers0 = len(self.header_key.valid)
         try:
             count = batch.records_count
-            base_offset = batch.base_offset
-            base_timestamp = batch.base_timestamp
-            max_timestamp = batch.max_timestamp
-            base_sequence = batch.base_sequence
-            log_append = batch.attributes & TIMESTAMP_TYPE_FLAG
         except OverflowError:
+            return -1
+        if not _batch_base(batch, &b):
             return -1
         c.buf = &view[0] if view.shape[0] else NULL
         c.end = view.shape[0]
@@ -870,20 +893,10 @@ cdef class RecordColumns:
             if c.bad or c.pos != end:
                 c.bad = True
                 break
-            if klog_add_overflow(base_offset, <int64_t>offset_delta, &offset):
+            if not _record_fields(&b, offset_delta, timestamp_delta, &offset, &timestamp,
+                                  &sequence):
                 c.bad = True
                 break
-            if log_append:
-                timestamp = max_timestamp
-            elif klog_add_overflow(base_timestamp, timestamp_delta, &timestamp):
-                c.bad = True
-                break
-            sequence = -1
-            if base_sequence >= 0:  # as decode_records
-                if base_sequence > INT32_MAX - <int64_t>offset_delta:
-                    sequence = offset_delta - (INT32_MAX - base_sequence) - 1
-                else:
-                    sequence = base_sequence + offset_delta
             self._record(offset, timestamp, sequence, batch_row, -1)
         if c.bad or c.pos != c.end:
             self._truncate(rows0, headers0)
