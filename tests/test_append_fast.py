@@ -121,7 +121,9 @@ def damaged_batches(draw) -> bytes:
         elif action == "count" and len(raw) >= 61:  # lastOffsetDelta and count agree, off by one
             step = draw(st.sampled_from([-1, 1]))
             for where in (23, 57):
-                struct.pack_into(">i", raw, where, struct.unpack_from(">i", raw, where)[0] + step)
+                value = struct.unpack_from(">i", raw, where)[0] + step  # a field set to a
+                value = (value + 2**31) % 2**32 - 2**31  # hostile Int.MIN/MAX wraps, as in Java
+                struct.pack_into(">i", raw, where, value)
         elif len(raw) >= 61:
             where, fmt = draw(st.sampled_from([
                 (8, ">i"), (23, ">i"), (57, ">i"), (53, ">i"), (43, ">q"), (27, ">q"),
