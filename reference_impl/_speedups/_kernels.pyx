@@ -96,8 +96,12 @@ cdef enum:
 cdef int64_t SAFE_OFFSET = (<int64_t>1) << 62
 
 # why a kernel stopped (the readable code takes over at the returned position)
-READABLE = 0  # the entry there needs the readable code (or the data ends there)
-REFILL = 1  # the entry there is not wholly inside the window: read a window from there
+cdef enum:
+    STOP_READABLE = 0
+    STOP_REFILL = 1
+    STOP_FULL = 2
+READABLE = STOP_READABLE  # the entry there needs the readable code (or the data ends there)
+REFILL = STOP_REFILL  # the entry there is not wholly inside the window: read a window from there
 
 # --- CRC-32C ------------------------------------------------------------------------------
 
@@ -154,6 +158,34 @@ cdef inline uint32_t _crc32c(const uint8_t *data, Py_ssize_t size) except? 0xFFF
     return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size))
 
 
+cdef inline Py_ssize_t _whole_v2_entry(
+    const uint8_t *window, Py_ssize_t window_size, Py_ssize_t at, Py_ssize_t position,
+    Py_ssize_t end, int *reason,
+) noexcept nogil:
+    """The size of the whole v2 entry at ``position`` (``window[at]``) of data ending at
+    ``end``, or 0 where a kernel must stop for the readable code: the data's end
+    (FRAME-2), a framing error or a partial entry (FRAME-3, FRAME-4), a legacy entry or
+    one below the v2 header; and when the entry is not wholly in the window, with
+    ``reason`` set to REFILL."""
+    cdef int32_t size
+    cdef Py_ssize_t total
+    if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+        return 0
+    if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
+        reason[0] = STOP_REFILL
+        return 0
+    size = klog_be32(window + at + 8)
+    if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
+        return 0
+    total = LOG_OVERHEAD + size
+    if at + total > window_size:
+        reason[0] = STOP_REFILL
+        return 0
+    if window[at + 16] != 2 or total < RECORD_BATCH_OVERHEAD:
+        return 0
+    return total
+
+
 # --- the batch walk for verify (verify_segment._SegmentScan._batch) -----------------------
 
 
@@ -195,21 +227,10 @@ def verify_clean_batches(
     if has_base and not (0 <= segment_base <= SAFE_OFFSET):
         return position, READABLE
     while True:
-        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            break  # the readable scanner ends here (FRAME-2)
-        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
-            reason = REFILL
-            break
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
         entry = &window[at]
-        size = klog_be32(entry + 8)
-        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
-            break  # FRAME-3, or a partial entry (FRAME-4): the readable code says which
-        total = LOG_OVERHEAD + size
-        if at + total > window_size:
-            reason = REFILL
-            break
-        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
-            break
         if has_limit and total > max_message_bytes:
             break  # FRAME-11
         if position >= offset_index_stop:
@@ -586,21 +607,10 @@ def recover_clean_batches(
     if not (-SAFE_OFFSET <= run.segment_base <= SAFE_OFFSET):
         return position, READABLE
     while True:
-        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            break
-        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
-            reason = REFILL
-            break
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
         entry = &window[at]
-        size = klog_be32(entry + 8)
-        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
-            break
-        total = LOG_OVERHEAD + size
-        if at + total > window_size:
-            reason = REFILL
-            break
-        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
-            break
         base = klog_be64(entry)
         last_delta = klog_be32(entry + 23)
         if not (-SAFE_OFFSET <= base <= SAFE_OFFSET):
@@ -927,7 +937,7 @@ cdef class RecordColumns:
 
 # --- the record-level reader's walk (pipeline/reader.py: read_range) ----------------------
 
-FULL = 2  # extract_clean_batches: the chunk is full (the reader flushes it, then goes on)
+FULL = STOP_FULL  # extract_clean_batches: the chunk is full (the reader flushes it, goes on)
 
 
 def extract_clean_batches(
@@ -959,21 +969,12 @@ def extract_clean_batches(
     if has_base and not (0 <= base_of_segment <= SAFE_OFFSET):
         return position, READABLE, rows, payload
     while True:
-        if position >= range_end or position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            break  # the range or the data ends here (FRAME-2): the readable walk says so
-        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
-            reason = REFILL
-            break
+        if position >= range_end:
+            break  # the range ends here: the readable walk says so
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
         entry = &window[at]
-        size = klog_be32(entry + 8)
-        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
-            break  # FRAME-3, or a partial entry (FRAME-4)
-        total = LOG_OVERHEAD + size
-        if at + total > window_size:
-            reason = REFILL
-            break
-        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
-            break
         attributes = klog_be16(entry + ATTRIBUTES_OFFSET)
         if attributes & (0x07 | CONTROL_FLAG):
             break  # compressed or control: the readable walk (and _columnar) take it
