@@ -80,8 +80,15 @@ def read_range(rng: SegmentRange, level: str = "record", on_error: str = "fail")
     try:
         _check_readable(segment)
         with RandomAccess(segment.log) as source:
-            for item in walk_range(source, segment.size, rng.start, rng.end, segment.log):
-                if isinstance(item, KafkaLogError):
+            entries = walk_range
+            if level == "record" and _compiled_entries is not None:
+                entries = functools.partial(
+                    _compiled_entries, chunks=chunks, base_offset=segment.base_offset
+                )
+            for item in entries(source, segment.size, rng.start, rng.end, segment.log):
+                if item is _CLEAN:
+                    pass  # batches the compiled walk added to the chunk (_compiled_walk.py)
+                elif isinstance(item, KafkaLogError):
                     _bad_entry(item, _magic(item, source), False, on_error, chunks, level)
                 elif (problem := header_problem(item, base_offset=segment.base_offset)) is not None:
                     _bad_entry(problem, item.magic, False, on_error, chunks, level)
@@ -268,10 +275,17 @@ def _batch_rows(batch: Batch, chunks: ChunkBuilder) -> None:
     ))  # fmt: skip
 
 
-# The compiled decoder into Arrow columns (issue 14), unless pure Python: _columnar.py.
+# The compiled decoder into Arrow columns (issue 14), unless pure Python: _columnar.py;
+# and the compiled walk of a range's clean batches into them: _compiled_walk.py.
 _RecordChunks, _records_of = ChunkBuilder, _record_rows
+_compiled_entries, _CLEAN = None, object()
 if _speedups.kernels is not None:
+    from . import _compiled_walk
     from ._columnar import ColumnarChunkBuilder as _RecordChunks
     from ._columnar import record_rows as _compiled_record_rows
 
     _records_of = functools.partial(_compiled_record_rows, readable=_record_rows)
+    _compiled_entries = functools.partial(
+        _compiled_walk.entries, walk=walk_range, next_entry=_next_entry
+    )
+    _CLEAN = _compiled_walk.CLEAN

@@ -397,9 +397,10 @@ def _read_range(path: Path, on_error: str, readable: bool):
     from pipeline.splits import plan_ranges
     from reference_impl.errors import KafkaLogError
 
-    compiled = reader._RecordChunks, reader._records_of
+    compiled = reader._RecordChunks, reader._records_of, reader._compiled_entries
     if readable:
         reader._RecordChunks, reader._records_of = ChunkBuilder, reader._record_rows
+        reader._compiled_entries = None
     try:
         [segment] = discover_segments([str(path)])
         rows = []
@@ -410,7 +411,7 @@ def _read_range(path: Path, on_error: str, readable: bool):
     except KafkaLogError as exc:
         return type(exc), exc.category, exc.message, exc.position, exc.offset
     finally:
-        reader._RecordChunks, reader._records_of = compiled
+        reader._RecordChunks, reader._records_of, reader._compiled_entries = compiled
 
 
 @FEWER

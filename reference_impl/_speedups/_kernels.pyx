@@ -96,8 +96,12 @@ cdef enum:
 cdef int64_t SAFE_OFFSET = (<int64_t>1) << 62
 
 # why a kernel stopped (the readable code takes over at the returned position)
-READABLE = 0  # the entry there needs the readable code (or the data ends there)
-REFILL = 1  # the entry there is not wholly inside the window: read a window from there
+cdef enum:
+    STOP_READABLE = 0
+    STOP_REFILL = 1
+    STOP_FULL = 2
+READABLE = STOP_READABLE  # the entry there needs the readable code (or the data ends there)
+REFILL = STOP_REFILL  # the entry there is not wholly inside the window: read a window from there
 
 # --- CRC-32C ------------------------------------------------------------------------------
 
@@ -154,6 +158,34 @@ cdef inline uint32_t _crc32c(const uint8_t *data, Py_ssize_t size) except? 0xFFF
     return _crc_py(PyBytes_FromStringAndSize(<const char *>data, size))
 
 
+cdef inline Py_ssize_t _whole_v2_entry(
+    const uint8_t *window, Py_ssize_t window_size, Py_ssize_t at, Py_ssize_t position,
+    Py_ssize_t end, int *reason,
+) noexcept nogil:
+    """The size of the whole v2 entry at ``position`` (``window[at]``) of data ending at
+    ``end``, or 0 where a kernel must stop for the readable code: the data's end
+    (FRAME-2), a framing error or a partial entry (FRAME-3, FRAME-4), a legacy entry or
+    one below the v2 header; and when the entry is not wholly in the window, with
+    ``reason`` set to REFILL."""
+    cdef int32_t size
+    cdef Py_ssize_t total
+    if position >= end - HEADER_SIZE_UP_TO_MAGIC:
+        return 0
+    if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
+        reason[0] = STOP_REFILL
+        return 0
+    size = klog_be32(window + at + 8)
+    if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
+        return 0
+    total = LOG_OVERHEAD + size
+    if at + total > window_size:
+        reason[0] = STOP_REFILL
+        return 0
+    if window[at + 16] != 2 or total < RECORD_BATCH_OVERHEAD:
+        return 0
+    return total
+
+
 # --- the batch walk for verify (verify_segment._SegmentScan._batch) -----------------------
 
 
@@ -195,21 +227,10 @@ def verify_clean_batches(
     if has_base and not (0 <= segment_base <= SAFE_OFFSET):
         return position, READABLE
     while True:
-        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            break  # the readable scanner ends here (FRAME-2)
-        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
-            reason = REFILL
-            break
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
         entry = &window[at]
-        size = klog_be32(entry + 8)
-        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
-            break  # FRAME-3, or a partial entry (FRAME-4): the readable code says which
-        total = LOG_OVERHEAD + size
-        if at + total > window_size:
-            reason = REFILL
-            break
-        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
-            break
         if has_limit and total > max_message_bytes:
             break  # FRAME-11
         if position >= offset_index_stop:
@@ -586,21 +607,10 @@ def recover_clean_batches(
     if not (-SAFE_OFFSET <= run.segment_base <= SAFE_OFFSET):
         return position, READABLE
     while True:
-        if position >= end - HEADER_SIZE_UP_TO_MAGIC:
-            break
-        if at + HEADER_SIZE_UP_TO_MAGIC > window_size:
-            reason = REFILL
-            break
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
         entry = &window[at]
-        size = klog_be32(entry + 8)
-        if size < MIN_ENTRY_SIZE or position > end - LOG_OVERHEAD - size:
-            break
-        total = LOG_OVERHEAD + size
-        if at + total > window_size:
-            reason = REFILL
-            break
-        if entry[16] != 2 or total < RECORD_BATCH_OVERHEAD:
-            break
         base = klog_be64(entry)
         last_delta = klog_be32(entry + 23)
         if not (-SAFE_OFFSET <= base <= SAFE_OFFSET):
@@ -817,21 +827,29 @@ cdef class RecordColumns:
         they are not all well formed or a header key is not ASCII: the readable reader
         then takes the batch."""
         cdef const uint8_t[::1] view = buf
-        cdef Cursor c
         cdef BatchBase b
-        cdef int64_t timestamp_delta, offset, timestamp
-        cdef int32_t count, length, offset_delta, sequence, n, size, headers, h
-        cdef int32_t key_size, value_size
-        cdef Py_ssize_t end, key_at, value_at, payload = 0, rows0 = self.rows, i
-        cdef Py_ssize_t headers0 = len(self.header_key.valid)
+        cdef int32_t count
         try:
             count = batch.records_count
         except OverflowError:
             return -1
         if not _batch_base(batch, &b):
             return -1
-        c.buf = &view[0] if view.shape[0] else NULL
-        c.end = view.shape[0]
+        return self._decode(&b, count, &view[0] if view.shape[0] else NULL, view.shape[0],
+                            start, batch_row)
+
+    cdef Py_ssize_t _decode(self, const BatchBase *b, int32_t count, const uint8_t *buf,
+                            Py_ssize_t size_, Py_ssize_t start, int32_t batch_row) except -2:
+        """``decode`` of the records in ``buf[start:size_]`` of a batch with header
+        fields ``b`` and ``count`` records."""
+        cdef Cursor c
+        cdef int64_t timestamp_delta, offset, timestamp
+        cdef int32_t length, offset_delta, sequence, n, size, headers, h
+        cdef int32_t key_size, value_size
+        cdef Py_ssize_t end, full_end, key_at, value_at, payload = 0, rows0 = self.rows, i
+        cdef Py_ssize_t headers0 = len(self.header_key.valid)
+        c.buf = buf
+        c.end = size_
         c.pos = start
         c.bad = count <= 0 or start < 0 or start > c.end
         for n in range(count):
@@ -893,7 +911,7 @@ cdef class RecordColumns:
             if c.bad or c.pos != end:
                 c.bad = True
                 break
-            if not _record_fields(&b, offset_delta, timestamp_delta, &offset, &timestamp,
+            if not _record_fields(b, offset_delta, timestamp_delta, &offset, &timestamp,
                                   &sequence):
                 c.bad = True
                 break
@@ -915,6 +933,84 @@ cdef class RecordColumns:
         self.header_key.truncate(headers)
         self.header_value.truncate(headers)
         self.rows = rows
+
+
+# --- the record-level reader's walk (pipeline/reader.py: read_range) ----------------------
+
+FULL = STOP_FULL  # extract_clean_batches: the chunk is full (the reader flushes it, goes on)
+
+
+def extract_clean_batches(
+    const uint8_t[::1] window, Py_ssize_t at, Py_ssize_t position, Py_ssize_t end,
+    Py_ssize_t range_end, segment_base, RecordColumns columns, list batch_rows,
+    tuple padding, tuple labels, Py_ssize_t rows, Py_ssize_t max_rows,
+    Py_ssize_t payload, Py_ssize_t max_bytes,
+):
+    """``read_range``'s record level for each v2 uncompressed data batch with records
+    from ``position`` (``window[at]``) on that the readable walk would take without a
+    problem: framing (FRAME-3, FRAME-4), size and CRC-32C (BATCH-2, BATCH-4), the offset
+    range from ``segment_base`` (FRAME-12, None: unchecked), the codec, and records that
+    ``RecordColumns.decode`` takes. Each one's records go into ``columns`` and its
+    per-batch values (``_columnar.record_rows``' tuple, ``labels`` = (CreateTime's,
+    LogAppendTime's, codec none's label), then ``padding``) onto ``batch_rows``. It
+    stops before any other entry (legacy, control, compressed, empty, any problem), at
+    ``range_end`` or the end of the window or data, and after the batch that fills the
+    chunk (``rows`` records or ``payload`` bytes of keys and values reach their max).
+    Returns (position, READABLE, REFILL or FULL, rows, payload)."""
+    cdef bint has_base = segment_base is not None
+    cdef int64_t base_of_segment = segment_base if has_base else 0
+    cdef Py_ssize_t window_size = window.shape[0], total, added
+    cdef const uint8_t *entry
+    cdef int32_t size, last_delta, count
+    cdef int16_t attributes
+    cdef int64_t base, last
+    cdef BatchBase b
+    cdef int reason = READABLE
+    if has_base and not (0 <= base_of_segment <= SAFE_OFFSET):
+        return position, READABLE, rows, payload
+    while True:
+        if position >= range_end:
+            break  # the range ends here: the readable walk says so
+        total = _whole_v2_entry(&window[0], window_size, at, position, end, &reason)
+        if total == 0:
+            break  # the end, a framing problem, a legacy entry, or REFILL
+        entry = &window[at]
+        attributes = klog_be16(entry + ATTRIBUTES_OFFSET)
+        if attributes & (0x07 | CONTROL_FLAG):
+            break  # compressed or control: the readable walk (and _columnar) take it
+        base = klog_be64(entry)
+        last_delta = klog_be32(entry + 23)
+        count = klog_be32(entry + 57)
+        if base < 0 or base > SAFE_OFFSET or count <= 0:
+            break
+        last = base + last_delta
+        if has_base and not (0 <= last - base_of_segment <= INT32_MAX):
+            break  # FRAME-12
+        if not _crc_matches(entry + ATTRIBUTES_OFFSET, total - ATTRIBUTES_OFFSET,
+                            klog_beu32(entry + 17)):
+            break  # BATCH-4
+        b.base_offset = base
+        b.base_timestamp = klog_be64(entry + 27)
+        b.max_timestamp = klog_be64(entry + 35)
+        b.base_sequence = klog_be32(entry + 53)
+        b.log_append = attributes & TIMESTAMP_TYPE_FLAG
+        added = columns._decode(&b, count, entry, total, RECORD_BATCH_OVERHEAD,
+                                <int32_t>len(batch_rows))
+        if added < 0:
+            break  # a record the readable decoder must judge (or a non-ASCII header key)
+        batch_rows.append((
+            position, base, last, labels[1 if b.log_append else 0],
+            klog_be64(entry + 43), klog_be16(entry + 51), bool(attributes & 0x10), False,
+            labels[2], 2, klog_be32(entry + 12),
+        ) + padding)
+        rows += count
+        payload += added
+        position += total
+        at += total
+        if rows >= max_rows or payload >= max_bytes:
+            reason = FULL
+            break
+    return position, reason, rows, payload
 
 
 # --- a leader's append (log/log_validator.py: analyze_and_validate_records, then
