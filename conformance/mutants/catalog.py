@@ -327,10 +327,7 @@ def _search_returning_batch_offset(self, target_timestamp, starting_position, st
 
 def _maybe_roll_at_leo(self, messages_size, info):
     segment_ = self.segments.active_segment
-    params = roll.RollParams(
-        self.config.segment_ms, self.config.segment_bytes, info.max_timestamp, info.last_offset,
-        messages_size, self.clock.milliseconds(),
-    )  # fmt: skip
+    params = self.roll_params(messages_size, info)
     return self._roll(None) if segment_.should_roll(params) else segment_
 
 

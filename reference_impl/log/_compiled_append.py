@@ -49,8 +49,8 @@ def append_client_batch(log, records: bytes, leader_epoch: int) -> LogAppendInfo
     if latest is None or latest.epoch != leader_epoch or latest.start_offset > info.first_offset:
         return None  # LEPOCH-5: the epoch cache would change
     segment = log.segments.active_segment
-    if _may_roll(segment, config, info, len(validated), log.clock.milliseconds()):
-        return None
+    if segment.should_roll(log.roll_params(len(validated), info)):
+        return None  # ROLL-1: the readable path rolls (should_roll only caches the first timestamp)
     psm = log.producer_state_manager
     entry = None
     if batch.producer_id >= 0:
@@ -145,30 +145,6 @@ def _place_entry(index, entry: bytes) -> None:
     slots = index._slots()
     os.pwrite(index._handle.fileno(), entry, len(slots))
     slots += entry
-
-
-def _may_roll(segment, config, info: LogAppendInfo, size: int, now: int) -> bool:
-    """False when none of roll.py's ROLL_CONDITIONS holds, in the common case; True when
-    one may (or the segment's first timestamp is not loaded yet): the readable path
-    decides."""
-    if segment.size > config.segment_bytes - size:  # 1: size
-        return True
-    if segment.size > 0:  # 2: time, as time_waited_for_roll computes it
-        first_timestamp = segment.rolling_based_timestamp
-        if first_timestamp is None:
-            return True
-        if first_timestamp >= 0:
-            waited = info.max_timestamp - first_timestamp
-        else:
-            waited = now - segment.created
-        if waited > config.segment_ms - segment.roll_jitter_ms:
-            return True
-    offset_index = segment.offset_index
-    return (
-        offset_index.is_full()  # 3
-        or segment.time_index.is_full()  # 4
-        or not offset_index.can_append_offset(info.last_offset)  # 5
-    )
 
 
 def _next_batch_of(entry, batch) -> bool:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import NamedTuple, Protocol
 
 from ..constants import INT32_MAX, LONG_MAX, UNKNOWN_OFFSET
 from .log_validator import LogAppendInfo
@@ -33,9 +33,9 @@ class RollingSegment(Protocol):
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int: ...
 
 
-@dataclass(frozen=True, slots=True)
-class RollParams:
-    """What ``should_roll`` looks at before an append [RollParams.java]."""
+class RollParams(NamedTuple):
+    """What ``should_roll`` looks at before an append [RollParams.java]. A tuple, as it is
+    built for every append (a frozen dataclass costs 1.5 µs of the compiled append's 25)."""
 
     max_segment_ms: int
     max_segment_bytes: int
@@ -146,7 +146,15 @@ class LogRoll:
         the set's first offset, or for a legacy follower set (first offset unknown) its
         last offset - (2^31 - 1), raised to the LEO by the roll."""
         segment = self.segments.active_segment
-        params = RollParams(
+        if not segment.should_roll(self.roll_params(messages_size, info)):
+            return segment
+        if info.first_offset == UNKNOWN_OFFSET:
+            return self._roll(info.last_offset - INT32_MAX)
+        return self._roll(info.first_offset)
+
+    def roll_params(self, messages_size: int, info: LogAppendInfo) -> RollParams:
+        """What the roll conditions look at before appending ``info``'s set."""
+        return RollParams(
             max_segment_ms=self.config.segment_ms,
             max_segment_bytes=self.config.segment_bytes,
             max_timestamp_in_messages=info.max_timestamp,
@@ -154,11 +162,6 @@ class LogRoll:
             messages_size=messages_size,
             now=self.clock.milliseconds(),
         )
-        if not segment.should_roll(params):
-            return segment
-        if info.first_offset == UNKNOWN_OFFSET:
-            return self._roll(info.last_offset - INT32_MAX)
-        return self._roll(info.first_offset)
 
     def roll(self, expected_next_offset: int | None = None) -> SegmentRoll:
         """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
