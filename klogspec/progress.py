@@ -7,6 +7,9 @@ scrollback.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
+
 from rich.console import Console
 from rich.progress import BarColumn, DownloadColumn, Progress, TextColumn, TimeRemainingColumn
 
@@ -52,6 +55,18 @@ class ByteProgress:
         if self.bar is not None:
             task = self.bar.tasks[self.task]
             self.bar.update(self.task, total=(task.total or 0) + amount)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """The bar off the terminal for the block (a question asked on stderr)."""
+        if self.bar is None:
+            yield
+            return
+        self.bar.stop()
+        try:
+            yield
+        finally:
+            self.bar.start()
 
     def __exit__(self, *exc_info) -> None:
         if self.bar is not None:

@@ -162,7 +162,7 @@ def test_reports_have_no_python_reprs(corpus, tmp_path):
         klogspec("dump", "--deep", "--verify-index-only", str(logs)),
         klogspec("dump", "--index-sanity-check", str(logs)),
         klogspec("dump", "--max-bytes", "100", str(partition / FLIPPED)),
-        klogspec("recover", "--from-offset", "0", str(partition)),
+        klogspec("recover", "--from-offset", "0", "--yes", str(partition)),
         klogspec("dump", "--include-quarantine", str(partition)),
         klogspec("verify", "--include-quarantine", str(corpus)),
         klogspec("dump", str(corpus)),

@@ -149,7 +149,7 @@ class TextRenderer:
         if "unusedSlots" in s and s["unusedSlots"]:
             facts.append(f"{s['unusedSlots']} unused (zero) slots")
         if s["validBytes"] is not None:
-            facts.append(f"{s['validBytes']} valid bytes")
+            facts += _framed_bytes(s)
         if s["trailingBytes"]:
             facts.append(f"[red]{s['trailingBytes']} invalid bytes at the end[/]")
         if s.get("sanityCheck"):
@@ -214,3 +214,23 @@ def _escaped(ch: str) -> str:
         if code < 0x10000
         else f"\\U{code:08x}"
     )
+
+
+def _framed_bytes(s: dict) -> list[str]:
+    """The bytes the walk framed: "valid" only when no batch among them failed its CRC (a
+    quarantined slice starts with the batch that stopped recovery, issue 20)."""
+    failed = s.get("crcFailures") or 0
+    if not failed:
+        return [f"{s['validBytes']} valid bytes"]
+    first = min(
+        (e["position"] for e in s["errors"] if e.get("category") in _CRC_CATEGORIES),
+        default=None,
+    )
+    at = "" if first is None else f", the first at position {first}"
+    return [
+        f"[red]{_count(failed, 'batch', 'batches')} failing the CRC check{at}[/]",
+        f"{s['validBytes']} bytes in whole batches",
+    ]
+
+
+_CRC_CATEGORIES = ("crc_mismatch", "invalid_batch_size")

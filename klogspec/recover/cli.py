@@ -5,10 +5,15 @@ The work of one partition is run.py's; this is the command: it finds the partiti
 each log directory's ``.lock`` while it changes them (lock.py; a dry run only looks), shows
 progress on stderr, and prints the report.
 
+Before anything changes it refuses what a broker could not have made (safety.py, RECOV-23) and
+states the records the plan removes (loss.py, RECOV-24): on a terminal it asks, --yes answers
+for scripts, and a run with neither changes nothing in that partition (status 2). The report
+is report.py's.
+
 Exit status (RECOV-17): 0 nothing to do; 1 something was recovered (or would be, with
 --dry-run); 2 the command could not run (bad usage, no partition, a locked log directory, a
-directory the loader refuses, a loader that did not follow the plan). The marker is never
-touched (RECOV-18).
+directory the loader refuses or recover refuses, a loss not confirmed, a loader that did not
+follow the plan, a failed load). The marker is never touched (RECOV-18).
 """
 
 from __future__ import annotations
@@ -37,8 +42,11 @@ from ..cli import (
     stdout_console,
 )
 from ..progress import ByteProgress
-from .lock import LockHeld, LogDirLock, lock_holders
+from .lock import LockHeld, LockUnsafe, LogDirLock, lock_holders
+from .loss import Loss
+from .report import loss_lines, print_report
 from .run import Progress, RecoverReport, recover_partition
+from .safety import refused_partition, shown
 
 METADATA_TOPIC = "__cluster_metadata"  # loaded by KafkaMetadataLog, not LogManager
 __all__ = ["recover", "recover_partition", "partitions_under"]
@@ -89,11 +97,15 @@ def _partition_name(path: Path):
     "--force", is_flag=True,
     help="Recover even when another process (a broker) holds the log directory's .lock.",
 )  # fmt: skip
+@click.option(
+    "--yes", "-y", is_flag=True,
+    help="Remove the records the recovery states it removes without asking (for scripts).",
+)  # fmt: skip
 @no_progress_option
 @json_option
 def recover(
     paths, dry_run, discard, from_offset, index_interval_bytes, segment_index_bytes, force,
-    progress, as_json,
+    yes, progress, as_json,
 ):  # fmt: skip
     """Recover Kafka partition directories as a broker's start after a crash does.
 
@@ -108,8 +120,14 @@ def recover(
     that was killed is finished by the next one. Ranges are written [from, to): to is
     exclusive, for byte positions and offsets alike.
 
+    Before removing records (not a torn tail or zeros: batches whose headers claim
+    offsets) it states how many, which offsets and bytes, and which deleted segments are
+    intact, then asks on a terminal; --yes answers yes, and without a terminal or --yes
+    the partition is left unchanged (status 2). `klogspec salvage` writes the intact
+    records of a quarantine out for a client to produce again.
+
     Exit status: 0 nothing to do; 1 recovered something (with --dry-run: would have);
-    2 could not run.
+    2 could not run, or a loss was not confirmed.
     """
     err = stderr_console()
     warn = lambda message: err.print(f"[yellow]warning:[/] {escape(message)}")  # noqa: E731
@@ -125,17 +143,41 @@ def recover(
     status = 0
     total = sum(_log_bytes(p) for p in partitions)
     with ByteProgress("recover", total if progress else 0, err) as bar:
+        approve = _approver(yes, err, bar)
         for log_dir, group in _by_log_dir(partitions):
             for report in _recover_log_dir(
                 log_dir, group, config, bar, warn, force=force, from_offset=from_offset,
-                dry_run=dry_run, discard=discard,
+                dry_run=dry_run, discard=discard, approve=approve,
             ):  # fmt: skip
                 status = max(status, report.status)
                 if as_json:
                     out.write(json.dumps(report.to_dict(), separators=(",", ":")) + "\n")
                 else:
-                    _print_report(console, report)
+                    print_report(console, report)
     sys.exit(status)
+
+
+def _approver(yes: bool, err, bar: ByteProgress):
+    """RECOV-24: --yes approves; a terminal is asked (the loss on stderr, then the question);
+    anything else is refused, so a script that did not say --yes changes nothing."""
+
+    def approve(partition: Path, loss: Loss) -> str | None:
+        if yes:
+            return None
+        if not sys.stdin.isatty():
+            return (
+                f"this recovery removes {loss.records} records (stated below) and stdin is not "
+                "a terminal to ask: nothing changed; run it on a terminal, or pass --yes"
+            )
+        with bar.paused():
+            err.print(f"[bold]{escape(shown(partition))}[/]:")
+            for line in loss_lines(loss, done=False):
+                err.print("  " + escape(line))
+            if click.confirm("Remove these records?", default=False, err=True):
+                return None
+        return "the removal of these records was declined: nothing changed"
+
+    return approve
 
 
 def _by_log_dir(partitions: list[Path]) -> list[tuple[Path, list[Path]]]:
@@ -146,7 +188,14 @@ def _by_log_dir(partitions: list[Path]) -> list[tuple[Path, list[Path]]]:
 
 
 def _recover_log_dir(log_dir, partitions, config, bar, warn, *, force, **options):
-    """Each partition of ``log_dir``, under its lock (a dry run only says who holds it)."""
+    """Each partition of ``log_dir``, under its lock (a dry run only says who holds it); one
+    whose name recover refuses is reported first, untouched (RECOV-23)."""
+    refused = {p: why for p in partitions if (why := refused_partition(p)) is not None}
+    for partition, why in refused.items():
+        yield RecoverReport(partition, "failed", error=why)
+    partitions = [p for p in partitions if p not in refused]
+    if not partitions:
+        return
     if options["dry_run"]:
         for holder in lock_holders(log_dir / ".lock"):
             warn(
@@ -165,8 +214,11 @@ def _recover_log_dir(log_dir, partitions, config, bar, warn, *, force, **options
             return
         warn(f"{exc}; recovering anyway (--force)")
         yield from _each(partitions, config, bar, options)
+    except LockUnsafe as exc:
+        for partition in partitions:
+            yield RecoverReport(partition, "failed", error=f"{exc}; nothing changed")
     except OSError as exc:
-        error = f"cannot lock {log_dir / '.lock'}: {exc.strerror or exc}"
+        error = f"cannot lock {shown(log_dir / '.lock')}: {exc.strerror or exc}"
         for partition in partitions:
             yield RecoverReport(partition, "failed", error=error)
 
@@ -194,7 +246,7 @@ def _progress(bar: ByteProgress, partition: Path) -> Progress:
     def done() -> None:
         bar.update(max(bar.completed, start + size))
 
-    bar.describe(f"recover {partition.name}")
+    bar.describe(f"recover {shown(partition.name)}")
     return Progress(
         scanned=scanned,
         loaded=lambda file: bar.advance(read.get(file.name, 0)),
@@ -212,83 +264,3 @@ def _size(path: Path) -> int:
         return os.path.getsize(path)
     except OSError:
         return 0
-
-
-def _print_report(console, report: RecoverReport) -> None:
-    if report.resumed is not None:
-        _print_report(console, report.resumed)
-    heads = {
-        "dry-run": "[yellow]would change[/]" if report.status else "[green]nothing to do[/]",
-        "recovered": "[yellow]recovered[/]",
-        "nothing-to-do": "[green]nothing to do[/]",
-        "failed": "[red]could not recover[/]",
-        "resumed": "[yellow]finished the recovery interrupted in[/] "
-        + escape(str(report.quarantine)),
-        "would-resume": "[yellow]would finish the recovery interrupted in[/] "
-        + escape(str(report.quarantine)),
-    }
-    console.print(f"[bold]{escape(str(report.partition))}[/]: {heads[report.mode]}")
-    for action in report.pending:
-        console.print("  " + escape(describe(action)))
-    plan = report.plan
-    for action in [] if plan is None else plan.actions:
-        if action.action == "rebuild" and not action.changed:
-            continue
-        console.print("  " + escape(describe(action)))
-    if plan is not None and (plan.changes or report.pending):
-        console.print(
-            f"  log end offset {plan.log_end_offset}, log start offset {plan.log_start_offset}, "
-            f"{_count(report.log_bytes_removed, 'byte')} of .log files removed"
-        )
-    if plan is not None and plan.recovery_point > 0 and report.mode != "failed":
-        console.print(
-            f"  [dim]segments before the one holding offset {plan.recovery_point} (the recovery "
-            "point) were not checked; --from-offset 0 checks every segment[/]"
-        )
-    if report.mode == "would-resume":
-        console.print("  [dim]a run without --dry-run finishes it, then recovers as asked[/]")
-    elif report.quarantine is not None:
-        console.print(
-            f"  removed bytes kept in {escape(str(report.quarantine))} (listed in manifest.json)"
-        )
-    if report.error is not None:
-        console.print(f"  [red]error:[/] {escape(report.error)}")
-
-
-def describe(action) -> str:
-    """One line per change; ranges are [from, to), ``to`` exclusive, as in the manifest and
-    in the names of the stored pieces."""
-    offsets = "" if action.offsets is None else f", offsets {_range(*action.offsets)}"
-    if action.action == "truncate":
-        end = action.position + action.bytes
-        return (
-            f"truncate {action.file}: bytes {_range(action.position, end)} "
-            f"({_count(action.bytes, 'byte')}{offsets}; {action.error}, {action.reason})"
-        )
-    if action.action == "delete":
-        return f"delete {action.file}: {_count(action.bytes, 'byte')}{offsets} ({action.reason})"
-    if action.action == "rename":
-        return f"rename {action.file} to {action.to} ({action.reason})"
-    if action.action == "leader_epochs":
-        return f"{action.file}: {_epochs(action.before)} -> {_epochs(action.after)}"
-    if action.action == "checkpoint":
-        return f"{action.file}: {_entry(action.before)} -> {_entry(action.after)}"
-    return f"{action.action} {action.file} ({action.reason})"
-
-
-def _range(start: int, end: int) -> str:
-    return f"[{start}, {end})"
-
-
-def _count(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
-
-
-def _entry(offset: int | None) -> str:
-    return "no entry" if offset is None else str(offset)
-
-
-def _epochs(entries: list) -> str:
-    if not entries:
-        return "no epochs"
-    return ", ".join(f"epoch {epoch} from offset {start}" for epoch, start in entries)

@@ -67,8 +67,11 @@ def write_durably(path: Path, data: bytes) -> None:
         while view:
             view = view[os.write(fd, view) :]
         os.fsync(fd)
-    finally:
+    except OSError:
         os.close(fd)
+        os.unlink(tmp)  # a full disk: the old file stands, no half-written copy beside it
+        raise
+    os.close(fd)
     os.replace(tmp, path)
     fsync_dir(path.parent)
 
@@ -177,7 +180,11 @@ class Journal:
             "entries": [],
         }
         journal = cls(folder, manifest)
-        journal.save("manifest")
+        try:
+            journal.save("manifest")
+        except OSError:
+            _remove_empty(folder)  # nothing was changed yet: leave no folder without a manifest
+            raise
         return journal
 
     @classmethod
@@ -216,6 +223,15 @@ class Journal:
         self.manifest.pop("snapshotsBefore", None)
         self.manifest.update(state=COMPLETE, completed=_now(), **facts)
         self.save("complete")
+
+
+def _remove_empty(folder: Path) -> None:
+    """``folder``, and its parent, when empty."""
+    for directory in (folder, folder.parent):
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
 
 
 def _now() -> str:

@@ -7,12 +7,18 @@ FileLock.tryLock: a POSIX ``fcntl`` lock on Linux); ``flock(1)`` and other tools
 waiting, and holds them until the run ends; when either is held elsewhere it raises
 ``LockHeld``, naming the holder from ``/proc/locks`` when it can. The file is created when
 missing, as a broker creates it; it is never deleted (a process may be about to lock it).
+
+RECOV-23: the file is opened without following a symbolic link (``O_NOFOLLOW``) and without
+blocking (``O_NONBLOCK``), and must be a regular file: a dangling ``.lock`` link would
+otherwise make the run create its target outside the log directory (Kafka's
+``FileChannel.open`` follows it), and a FIFO would block. Anything else raises ``LockUnsafe``.
 """
 
 from __future__ import annotations
 
 import fcntl
 import os
+import stat
 from pathlib import Path
 
 LOCK_FILE = ".lock"  # LogManager.LockFileName
@@ -27,6 +33,10 @@ class LockHeld(Exception):
         super().__init__(f"{path} is locked by {who}")
 
 
+class LockUnsafe(Exception):
+    """The ``.lock`` is a symbolic link or not a regular file: not opened, not created."""
+
+
 class LogDirLock:
     """``with LogDirLock(log_dir):`` the lock for the block; ``LockHeld`` when it is taken."""
 
@@ -35,7 +45,7 @@ class LogDirLock:
         self.fd: int | None = None
 
     def __enter__(self) -> LogDirLock:
-        fd = os.open(self.path, os.O_RDWR | os.O_CREAT, 0o644)
+        fd = _open_lock_file(self.path)
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -52,6 +62,33 @@ class LogDirLock:
         if self.fd is not None:
             os.close(self.fd)  # closing releases both locks
             self.fd = None
+
+
+# TODO(merge): use the shared safe-open helper
+def _open_lock_file(path: Path) -> int:
+    """``path`` opened read-write (created when missing), never through a symbolic link and
+    never blocking; ``LockUnsafe`` when it is a link or not a regular file."""
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
+    try:
+        fd = os.open(path, flags, 0o644)
+    except OSError as exc:
+        if not os.path.islink(path):
+            raise
+        raise LockUnsafe(
+            f"{path} is a symbolic link (to {os.readlink(path)}): not followed, since it could "
+            "create or lock a file outside the log directory; a broker's .lock is a regular "
+            "file: remove the link, then run again"
+        ) from exc
+    mode = os.fstat(fd).st_mode
+    if not stat.S_ISREG(mode):
+        os.close(fd)
+        raise LockUnsafe(f"{path} is not a regular file ({_kind(mode)}): not used as the lock")
+    return fd
+
+
+def _kind(mode: int) -> str:
+    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a device"}
+    return next((name for test, name in kinds.items() if test(mode)), "a special file")
 
 
 def lock_holders(path: Path) -> list[str]:

@@ -25,6 +25,7 @@ The loader ignores directories in a partition directory, so the folder is never 
 
 from __future__ import annotations
 
+import contextlib
 import os
 import time
 from collections.abc import Callable
@@ -81,6 +82,7 @@ class Quarantine(LoadObserver):
         self.folder = journal.folder
         self.discard = discard
         self.segment_recovered: Callable[[Path], None] = lambda file: None
+        self.cleanup: list[str] = []  # what a failed run removed of its own partial pieces
 
     # --- the loader's events ---
     def deleting(self, file: Path, reason: Reason) -> None:
@@ -91,7 +93,7 @@ class Quarantine(LoadObserver):
             return
         if not self.discard:
             target = self._target(file.name)
-            keep_file_durably(file, target)
+            self._keep(target, entry["bytes"], keep_file_durably, file, target)
             entry["stored"] = target.name
         self.journal.add(entry)
 
@@ -106,13 +108,29 @@ class Quarantine(LoadObserver):
                 entry["stored"] = None  # zeros are noted, not kept (RECOV-14's MAY)
             else:
                 target = self._target(slice_name(file.name, position, position + size))
-                copy_range_durably(file, position, size, target)
+                self._keep(target, size, copy_range_durably, file, position, size, target)
                 entry["stored"] = target.name
         self.journal.add(entry)
 
     def recovered(self, file: Path, reason: Reason) -> None:
         super().recovered(file, reason)
         self.segment_recovered(file)
+
+    def _keep(self, target: Path, size: int, write: Callable[..., object], *args) -> None:
+        """RECOV-25: ``write(*args)`` the piece ``target`` of ``size`` bytes; when it fails (a full
+        disk), the partial piece goes, since its name claims bytes it does not hold (they
+        are still in the partition's file, which is changed only after the piece is whole)."""
+        try:
+            write(*args)
+        except OSError as exc:
+            held = target.stat().st_size if target.is_file() else 0
+            with contextlib.suppress(OSError):
+                os.unlink(target)
+                self.cleanup.append(
+                    f"removed the partial piece {target.name} ({held} of {size} bytes written "
+                    f"when {exc.strerror or exc}); those bytes are still in the partition"
+                )
+            raise
 
     def _already_kept(self, entry: dict, file: Path) -> bool:
         """A resumed run meets again a change its killed predecessor journaled (with its
@@ -136,7 +154,8 @@ class Quarantine(LoadObserver):
         for path in sorted(self.partition.glob("*" + PRODUCER_SNAPSHOT_FILE_SUFFIX)):
             if path.is_file():
                 target = self._target(path.name, taken=set(copies.values()))
-                copy_range_durably(path, 0, path.stat().st_size, target)
+                size = path.stat().st_size
+                self._keep(target, size, copy_range_durably, path, 0, size, target)
                 copies[path.name] = target.name
         self.journal.manifest["snapshotsBefore"] = copies
         self.journal.save("snapshots")
@@ -167,8 +186,9 @@ class Quarantine(LoadObserver):
 
     # --- the end ---
     def finish(self, **facts) -> Path | None:
-        """Mark the manifest complete (RECOV-15); returns the folder, or None when nothing
-        was kept (the folder is then removed, as with ``discard``)."""
+        """Mark the manifest complete (RECOV-15); returns the folder, or None when it keeps
+        no piece (the folder is then removed, as with ``discard``; a run resumed with
+        ``discard`` keeps the pieces its predecessor stored)."""
         unneeded = self.keep_changed_snapshots()
         self.journal.complete(**facts)
         for copy in unneeded:
@@ -176,7 +196,7 @@ class Quarantine(LoadObserver):
         if unneeded:
             fsync_dir(self.folder)
             step("snapshot copies removed")
-        if self.discard or not self.journal.entries:
+        if not self.journal.entries or (self.discard and not self.journal.named()):
             remove_folder(self.folder)
             return None
         return self.folder

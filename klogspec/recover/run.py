@@ -35,9 +35,12 @@ from reference_impl.log.load_events import LoadEvent, Reason
 from reference_impl.log.loader import LoadOptions
 from reference_impl.log.unified_log import Log
 
+from .failure import FailedRun, failed_run, index_sizes
 from .journal import Journal, fsync_dir, step
+from .loss import Loss, measure_loss
 from .plan import Action, PlanError, RecoveryPlan, plan_recovery
 from .quarantine import Quarantine, quarantine_folder, quarantine_folders
+from .safety import shown
 from .scan import claimed_offsets
 
 EXIT_OK, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2  # RECOV-17 (klogspec/cli.py's statuses)
@@ -46,12 +49,14 @@ EXIT_OK, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2  # RECOV-17 (klogspec/cli.py's stat
 @dataclass
 class RecoverReport:
     partition: Path
-    mode: str  # dry-run, recovered, nothing-to-do, failed, resumed, would-resume
+    mode: str  # dry-run, recovered, nothing-to-do, failed, declined, resumed, would-resume
     plan: RecoveryPlan | None = None
     quarantine: Path | None = None
     error: str | None = None
     pending: list[Action] = field(default_factory=list)  # a resumed run's own deletions first
     resumed: RecoverReport | None = None  # the interrupted run this one finished first
+    loss: Loss | None = None  # the records the plan removes (RECOV-24)
+    failure: FailedRun | None = None  # what a failed load did and did not do (RECOV-25)
 
     @property
     def log_bytes_removed(self) -> int:
@@ -68,7 +73,7 @@ class RecoverReport:
         return max(own, self.resumed.status if self.resumed is not None else EXIT_OK)
 
     def to_dict(self) -> dict:
-        out = {"type": "partition", "partition": str(self.partition), "mode": self.mode}
+        out = {"type": "partition", "partition": shown(self.partition), "mode": self.mode}
         if self.resumed is not None:
             out["resumed"] = self.resumed.to_dict()
         if self.pending:
@@ -83,7 +88,11 @@ class RecoverReport:
                 logBytesRemoved=self.log_bytes_removed,
                 actions=[a.to_dict() for a in plan.actions],
             )
-        out["quarantine"] = None if self.quarantine is None else str(self.quarantine)
+        if self.loss is not None and self.loss.ranges:
+            out["loss"] = self.loss.to_dict()
+        if self.failure is not None:
+            out["failure"] = self.failure.to_dict()
+        out["quarantine"] = None if self.quarantine is None else shown(self.quarantine)
         if self.error is not None:
             out["error"] = self.error
         out["exitStatus"] = self.status
@@ -103,6 +112,7 @@ class Progress:
 
 
 _NO_PROGRESS = Progress()
+Approve = Callable[[Path, Loss], str | None]  # None: go on; else why the change was refused
 
 
 def recover_partition(
@@ -113,16 +123,18 @@ def recover_partition(
     dry_run: bool = False,
     discard: bool = False,
     progress: Progress = _NO_PROGRESS,
+    approve: Approve | None = None,
 ) -> RecoverReport:
     """Finish an interrupted run of ``dir`` if there is one, then plan and (unless ``dry_run``
-    or nothing to do) load, quarantine and close ``dir``."""
+    or nothing to do) load, quarantine and close ``dir``. A plan that removes records is
+    first passed to ``approve`` (RECOV-24), when given: a refusal changes nothing."""
     try:
-        return _recover(dir, config, from_offset, dry_run, discard, progress)
+        return _recover(dir, config, from_offset, dry_run, discard, progress, approve)
     finally:
         progress.done()
 
 
-def _recover(dir, config, from_offset, dry_run, discard, progress) -> RecoverReport:
+def _recover(dir, config, from_offset, dry_run, discard, progress, approve) -> RecoverReport:
     resumed = None
     try:
         interrupted = unfinished_journals(dir)
@@ -132,24 +144,36 @@ def _recover(dir, config, from_offset, dry_run, discard, progress) -> RecoverRep
         if dry_run:
             return _would_resume(dir, config, interrupted[0], progress)
         for journal in interrupted:
-            resumed = _resume(dir, config, journal, progress)
+            resumed = _resume(dir, config, journal, progress, discard)
             if resumed.error is not None:
                 return resumed
     try:
         plan = plan_recovery(dir, config, recovery_point=from_offset, progress=progress.scanned)
+        loss = measure_loss(dir, plan)
     except (PlanError, KafkaLogError, OSError) as exc:
         return RecoverReport(dir, "failed", error=str(exc), resumed=resumed)
     if dry_run or not plan.changes:
-        report = RecoverReport(dir, "dry-run" if dry_run else "nothing-to-do", plan)
-        report.resumed = resumed
-        return report
-    journal = Journal.start(
-        quarantine_folder(dir), dir, recoverFrom=plan.recovery_point, planned=_intent(plan),
-        **({"discard": True} if discard else {}),
-    )  # fmt: skip
+        mode = "dry-run" if dry_run else "nothing-to-do"
+        return RecoverReport(dir, mode, plan, resumed=resumed, loss=loss)
+    refused = approve(dir, loss) if approve is not None and loss.records else None
+    if refused is not None:
+        return RecoverReport(dir, "declined", plan, error=refused, resumed=resumed, loss=loss)
+    folder = quarantine_folder(dir)
+    try:
+        journal = Journal.start(
+            folder, dir, recoverFrom=plan.recovery_point, planned=_intent(plan),
+            **({"discard": True} if discard else {}),
+        )  # fmt: skip
+    except OSError as exc:
+        error = f"cannot start the journal in {shown(folder)}: {_why(exc)}; nothing was changed"
+        return RecoverReport(dir, "failed", plan, error=error, resumed=resumed, loss=loss)
     report = _load(dir, config, plan, Quarantine(dir, journal, discard=discard), progress)
-    report.resumed = resumed
+    report.resumed, report.loss = resumed, loss
     return report
+
+
+def _why(exc: OSError) -> str:
+    return exc.strerror or str(exc)
 
 
 def unfinished_journals(dir: Path) -> list[Journal]:
@@ -188,9 +212,11 @@ def pending_deletions(dir: Path, journal: Journal) -> list[Action]:
     return pending
 
 
-def _resume(dir: Path, config: LogConfig, journal: Journal, progress: Progress) -> RecoverReport:
-    """RECOV-21: finish the run ``journal`` records, in its folder, from its recovery point."""
-    quarantine = Quarantine(dir, journal, discard=bool(journal.manifest.get("discard")))
+def _resume(dir, config, journal: Journal, progress: Progress, discard: bool) -> RecoverReport:
+    """RECOV-21: finish the run ``journal`` records, in its folder, from its recovery point;
+    ``discard`` (asked now, after a full disk stopped it) keeps nothing more."""
+    discard = discard or bool(journal.manifest.get("discard"))
+    quarantine = Quarantine(dir, journal, discard=discard)
     pending = pending_deletions(dir, journal)
     try:
         for action in pending:
@@ -242,16 +268,28 @@ def _load(
     )
     quarantine.segment_recovered = progress.loaded
     progress.expect(plan.scanned_bytes)
+    before = index_sizes(dir)
     try:
         quarantine.remember_snapshots()
         log = Log.open(dir, replace(config, file_delete_delay_ms=0), SystemClock(), load=options)
         log.close()
         step("closed")
     except (KafkaLogError, OSError) as exc:
-        return RecoverReport(
-            dir, "failed", plan, quarantine.folder, error=f"the load failed: {exc}"
-        )  # the journal stays in progress: the next run finishes it
-    folder = quarantine.finish(recoverFrom=plan.recovery_point, logEndOffset=plan.log_end_offset)
+        # the journal stays in progress: the next run finishes it (RECOV-21)
+        failure = failed_run(dir, plan, before, quarantine.cleanup)
+        error = f"the load failed: {_why(exc) if isinstance(exc, OSError) else exc}"
+        return RecoverReport(dir, "failed", plan, quarantine.folder, error, failure=failure)
+    try:
+        folder = quarantine.finish(
+            recoverFrom=plan.recovery_point, logEndOffset=plan.log_end_offset
+        )
+    except OSError as exc:
+        failure = failed_run(dir, plan, None, quarantine.cleanup)
+        error = (
+            f"the recovery was made, but its manifest could not be marked complete "
+            f"({_why(exc)}): the next run completes it"
+        )
+        return RecoverReport(dir, "failed", plan, quarantine.folder, error, failure=failure)
     differences = plan_differences(plan, quarantine.events)
     if differences:
         error = "the loader did not follow the plan: " + "; ".join(differences)

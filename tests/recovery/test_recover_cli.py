@@ -21,7 +21,7 @@ from reference_impl.records import SimpleRecord, build_record_batch
 from .support import MOCK_TIME_START, files_of, open_log, partition_dir, record
 
 CONFIG = LogConfig(segment_bytes=400, index_interval_bytes=100, segment_index_bytes=1024)
-TOOL = ["--index-interval-bytes", "100", "--segment-index-bytes", "1024"]
+TOOL = ["--index-interval-bytes", "100", "--segment-index-bytes", "1024", "--yes"]
 
 
 def run(*args, expect: int | None = None):

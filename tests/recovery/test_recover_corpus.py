@@ -34,7 +34,7 @@ def flip(path: Path, position: int) -> None:
 
 
 def run(*args, expect: int):
-    result = CliRunner().invoke(recover_command, [*map(str, args)], catch_exceptions=False)
+    result = CliRunner().invoke(recover_command, [*map(str, args), "--yes"], catch_exceptions=False)
     assert result.exit_code == expect, result.output
     return result
 

@@ -47,7 +47,7 @@ from .support import MOCK_TIME_START, open_log, partition_dir
 
 CONFIG = LogConfig(segment_bytes=400, index_interval_bytes=100, segment_index_bytes=1024)
 TOOL = replace(CONFIG, file_delete_delay_ms=0)
-TOOL_ARGS = ["--index-interval-bytes", "100", "--segment-index-bytes", "1024"]
+TOOL_ARGS = ["--index-interval-bytes", "100", "--segment-index-bytes", "1024", "--yes"]
 DIR = "topic-0/"
 
 
