@@ -224,13 +224,18 @@ def _check_log_dir_entries(partition, segments, log_dir: LogDirState, findings) 
     leo, first_base = segments[-1].next_offset, segments[0].base_offset
     first = segments[0].first_offset if segments[0].first_offset is not None else first_base
 
-    def report(checkpoint: str, severity: Severity, message: str) -> None:
+    def report(checkpoint: str, severity: Severity, message: str, rule: str = "") -> None:
         offset, position = getattr(log_dir, checkpoint)[key]
         file = str(Path(log_dir.path) / OFFSET_CHECKPOINT_FILES[checkpoint])
-        rule = "PART-5" if checkpoint == "recovery_points" else "PART-6"
+        rule = rule or ("PART-5" if checkpoint == "recovery_points" else "PART-6")
         findings.add(rule, severity, file, f"{name}: {message}", position=position, offset=offset)
 
     point, _ = log_dir.recovery_points.get(key, (None, None))
+    unseen = _damaged_below(segments, point)
+    if unseen:
+        report(
+            "recovery_points", Severity.INFO, _unseen_message(unseen, point, partition), "RECOV-1"
+        )
     if point is not None and point > leo:
         report("recovery_points", Severity.WARNING,
                f"recovery point {point} is above the log end offset {leo}: offsets the broker "
@@ -257,3 +262,27 @@ def _check_log_dir_entries(partition, segments, log_dir: LogDirState, findings) 
         report("log_start_offsets", Severity.INFO,
                f"log start offset {start} is below the first segment's base offset "
                f"{first_base}; Kafka uses the base offset")  # fmt: skip
+
+
+def _damaged_below(segments: list[SegmentSummary], point: int | None) -> list[str]:
+    """The .log files with invalid batches or trailing bytes in segments below the one
+    holding the recovery point ``point``: what a broker's start never reads (RECOV-1)."""
+    if point is None:
+        return []
+    holding = max((i for i, s in enumerate(segments) if s.base_offset <= point), default=0)
+    return [
+        Path(s.files.log).name
+        for s in segments[:holding]
+        if s.invalid_batches or s.valid_bytes < s.size_bytes
+    ]
+
+
+def _unseen_message(files: list[str], point: int, partition) -> str:
+    """Issue 20: say that the broker will not notice, and what handles it."""
+    return (
+        f"damage in {', '.join(files)}, below the recovery point {point}: a broker's start "
+        "recovers only from the segment holding the recovery point (RECOV-1), so it will not "
+        "notice it; `klogspec recover --from-offset 0 "
+        f"{partition.path}` removes it (stating the records it removes first) and `klogspec "
+        "salvage` writes the intact ones out"
+    )
