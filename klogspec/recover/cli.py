@@ -157,6 +157,11 @@ def recover(
     sys.exit(status)
 
 
+def stdin_is_terminal() -> bool:
+    """Whether a person can be asked (the tests replace it)."""
+    return sys.stdin.isatty()
+
+
 def _approver(yes: bool, err, bar: ByteProgress):
     """RECOV-24: --yes approves; a terminal is asked (the loss on stderr, then the question);
     anything else is refused, so a script that did not say --yes changes nothing."""
@@ -164,16 +169,16 @@ def _approver(yes: bool, err, bar: ByteProgress):
     def approve(partition: Path, loss: Loss) -> str | None:
         if yes:
             return None
-        if not sys.stdin.isatty():
+        if not stdin_is_terminal():
             return (
-                f"this recovery removes {loss.records} records (stated below) and stdin is not "
-                "a terminal to ask: nothing changed; run it on a terminal, or pass --yes"
+                f"this recovery removes {loss.records} intact records (stated below) and stdin "
+                "is not a terminal to ask: nothing changed; run it on a terminal, or pass --yes"
             )
         with bar.paused():
             err.print(f"[bold]{escape(shown(partition))}[/]:")
             for line in loss_lines(loss, done=False):
                 err.print("  " + escape(line))
-            if click.confirm("Remove these records?", default=False, err=True):
+            if click.confirm("Remove these records from the partition?", default=False, err=True):
                 return None
         return "the removal of these records was declined: nothing changed"
 

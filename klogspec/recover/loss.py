@@ -7,13 +7,16 @@ corpus's ``invoice-0`` removes 55,059 records, two whole segments among them. A 
 it without a word; ``klogspec recover`` first measures what its plan removes, reading the
 removed bytes with the framing rules and each batch's CRC:
 
-* records: the ``recordsCount`` of each v2 batch that frames (``lastOffsetDelta + 1`` for a
-  legacy entry), whether its CRC holds or not;
+* records: those of the intact batches among the removed bytes (framed, CRC-32C holding,
+  records decoding), found as ``klogspec salvage`` finds them (salvage.py: after a damaged
+  batch, at the next intact one), so a broken length field does not hide what follows;
+* damaged bytes: the ranges between them, whose records no reader can count;
 * offsets: the ``[first, end)`` the batch headers claim, per file;
 * bytes of ``.log`` files, and the deleted segments whose every batch is intact.
 
-Bytes that frame no batch (a torn tail, a preallocated file's zeros) hold no record: a
-recovery that removes only those removes no record and needs no confirmation. Files the
+Only intact records ask for a confirmation: a torn tail, a preallocated file's zeros or a
+last batch a crash left half-written (it may frame, on zeros, and fail its CRC) are what every
+unclean shutdown leaves, and a recovery removing only those goes on unasked. Files the
 loader deletes for other reasons (``.deleted``, ``.cleaned``, replaced by a ``.swap``,
 below the log start offset) hold records no reader can see any more: not counted.
 """
@@ -23,12 +26,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileKind, classify
 from reference_impl.log.load_events import Reason
-from reference_impl.records import iter_file_batches
 
 from .plan import Action, RecoveryPlan
+from .salvage import mapped, walk_intact
 
 
 @dataclass
@@ -39,15 +41,19 @@ class RemovedRange:
     position: int
     bytes: int
     whole: bool
-    records: int = 0
+    records: int = 0  # in intact batches
+    damaged_bytes: int = 0  # in the ranges between them
     offsets: tuple[int, int] | None = None
-    intact: bool = False  # every batch of it frames and passes its CRC, and nothing follows
-    intact_records: int = 0  # records of the batches that pass their CRC
+
+    @property
+    def intact(self) -> bool:
+        """Every byte is an intact batch."""
+        return self.records > 0 and not self.damaged_bytes
 
     def to_dict(self) -> dict:
         out = {"file": self.file, "position": self.position, "bytes": self.bytes}
-        out.update(whole=self.whole, records=self.records, intact=self.intact)
-        out["intactRecords"] = self.intact_records
+        out.update(whole=self.whole, records=self.records, damagedBytes=self.damaged_bytes)
+        out["intact"] = self.intact
         if self.offsets is not None:
             out["offsets"] = list(self.offsets)
         return out
@@ -75,10 +81,15 @@ class Loss:
         spans = [r.offsets for r in self.ranges if r.offsets is not None]
         return (min(s[0] for s in spans), max(s[1] for s in spans)) if spans else None
 
+    @property
+    def damaged_bytes(self) -> int:
+        return sum(r.damaged_bytes for r in self.ranges)
+
     def to_dict(self) -> dict:
         offsets = self.offsets
         return {
             "records": self.records,
+            "damagedBytes": self.damaged_bytes,
             "bytes": self.bytes,
             "offsets": None if offsets is None else list(offsets),
             "intactSegments": self.intact_segments,
@@ -99,7 +110,7 @@ def measure_loss(dir: Path, plan: RecoveryPlan) -> Loss:
         if reasons is not None and action.reason not in reasons:
             continue
         removed = _measure(dir / action.file, action)
-        if removed.records:  # a torn tail or zeros: bytes, but no record
+        if removed.records or removed.offsets is not None:  # not a torn tail, not zeros
             loss.ranges.append(removed)
     return loss
 
@@ -108,27 +119,11 @@ def _measure(path: Path, action: Action) -> RemovedRange:
     whole = action.action == "delete"
     start = 0 if whole else action.position
     removed = RemovedRange(action.file, start, action.bytes or 0, whole, offsets=action.offsets)
-    end = start + removed.bytes
-    intact = True
-    try:
-        with open(path, "rb") as handle:
-            scanner = iter_file_batches(handle, file=str(path), start=start, end=end)
-            for batch in scanner:
-                count, valid = _records(batch), batch.is_valid
-                removed.records += count
-                removed.intact_records += count if valid else 0
-                intact = intact and valid
-            intact = intact and scanner.valid_bytes == end
-    except (KafkaLogError, OSError):
-        intact = False  # stop at the first entry that does not frame: no record after it
-    removed.intact = intact and removed.records > 0
+    with mapped(path) as data:
+        end = min(start + removed.bytes, len(data))
+        for batch, damaged in walk_intact(data, start, end, action.file):
+            if batch is None:
+                removed.damaged_bytes += damaged[1] - damaged[0]
+            else:
+                removed.records += batch.records_count
     return removed
-
-
-def _records(batch) -> int:
-    """recordsCount of a v2 batch (0 when negative: BATCH-7 makes it invalid); a legacy
-    entry's wrapper holds lastOffset - baseOffset + 1 as far as its header tells."""
-    count = getattr(batch, "records_count", None)
-    if count is not None:
-        return max(count, 0)
-    return max(batch.last_offset - batch.base_offset + 1, 1)

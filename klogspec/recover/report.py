@@ -118,21 +118,22 @@ def unchecked_note(recovery_point: int, partition: str) -> str:
 
 
 def loss_lines(loss: Loss, done: bool) -> list[str]:
-    """RECOV-24: the records removed, per file, and the intact segments among them."""
+    """RECOV-24: the intact records removed, per file, and the intact segments among them."""
     verb = "removed" if done else "removes"
+    damaged = f" and {_count(loss.damaged_bytes, 'damaged byte')}" if loss.damaged_bytes else ""
     lines = [
-        f"this recovery {verb} {_count(loss.records, 'record')}, offsets {_range(*loss.offsets)}, "
-        f"{_count(loss.bytes, 'byte')} of .log files:"
+        f"this recovery {verb} {_count(loss.records, 'intact record')}{damaged}, offsets "
+        f"{_range(*loss.offsets)}, {_count(loss.bytes, 'byte')} of .log files:"
     ]
     for r in loss.ranges:
         where = (
             "the whole segment" if r.whole else f"bytes {_range(r.position, r.position + r.bytes)}"
         )
         offsets = "" if r.offsets is None else f", offsets {_range(*r.offsets)}"
-        state = (
-            "intact" if r.intact else f"{r.intact_records} of them in batches that pass their CRC"
+        state = "every batch intact" if r.intact else _count(r.damaged_bytes, "damaged byte")
+        lines.append(
+            f"  {r.file}: {where}{offsets}: {_count(r.records, 'intact record')} ({state})"
         )
-        lines.append(f"  {r.file}: {where}, {_count(r.records, 'record')}{offsets} ({state})")
     intact = loss.intact_segments
     if intact:
         lines.append(
@@ -142,8 +143,8 @@ def loss_lines(loss: Loss, done: bool) -> list[str]:
             "does (RECOV-5)"
         )
     lines.append(
-        "the quarantine keeps every removed byte; `klogspec salvage <quarantine folder>` writes "
-        "their intact records out for a client to produce again"
+        "the quarantine keeps every removed byte; `klogspec salvage <quarantine folder> --out "
+        "FILE` writes the intact records out for a client to produce again"
     )
     return lines
 

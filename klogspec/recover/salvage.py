@@ -19,7 +19,10 @@ transactional batch whose producer's next marker in the salvaged bytes is ABORT 
 
 from __future__ import annotations
 
+import contextlib
 import json
+import mmap
+import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -105,46 +108,68 @@ def find_quarantines(path: Path) -> list[Path]:
 
 
 def intact_batches(piece: Piece, result: SalvageResult) -> Iterator[RecordBatch]:
-    """RECOV-27: the batches of ``piece`` that frame, pass their CRC and decode; a damaged
-    range is noted in ``result.skipped`` and the walk goes on at the next intact batch."""
-    data = piece.path.read_bytes()
-    position = 0
-    while position < len(data):
-        batch = _intact_at(data, position, piece)
-        if batch is not None:
+    """RECOV-27: the batches of ``piece`` that frame, pass their CRC and decode, at the
+    positions of the file they came from; each damaged range goes to ``result.skipped``."""
+    with mapped(piece.path) as data:
+        for batch, damaged in walk_intact(data, 0, len(data), piece.original):
+            if batch is None:
+                start, end = (piece.start + at for at in damaged)
+                result.skipped.append({"file": piece.original, "from": start, "to": end})
+                continue
+            batch.position += piece.start
             yield batch
+
+
+@contextlib.contextmanager
+def mapped(path: Path) -> Iterator[bytes]:
+    """The file's bytes, mapped read-only (a piece may be a whole 1 GiB segment: the page
+    cache holds it, not this process)."""
+    with open(path, "rb") as handle:
+        if os.fstat(handle.fileno()).st_size == 0:
+            yield b""
+            return
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
+            yield data
+
+
+def walk_intact(data, start: int, end: int, file: str) -> Iterator[tuple]:
+    """``(batch, None)`` for each intact v2 batch of ``data[start:end]`` and ``(None, (from,
+    to))`` for each damaged range between them; after a damaged batch the walk goes on at
+    the next position where an intact batch starts, since its length may be the damage."""
+    position = start
+    while position < end:
+        batch = _intact_at(data, position, end, file)
+        if batch is not None:
+            yield batch, None
             position += batch.size_in_bytes
             continue
-        following = _next_intact(data, position + 1, piece)
-        end = len(data) if following is None else following
-        result.skipped.append(
-            {"file": piece.original, "from": piece.start + position, "to": piece.start + end}
-        )
-        position = end
+        following = _next_intact(data, position + 1, end, file)
+        stop = end if following is None else following
+        yield None, (position, stop)
+        position = stop
 
 
-def _intact_at(data: bytes, position: int, piece: Piece) -> RecordBatch | None:
+def _intact_at(data, position: int, end: int, file: str) -> RecordBatch | None:
     try:
-        batch = read_batch(data, file=piece.original, position=position)
+        batch = read_batch(memoryview(data)[:end], file=file, position=position)
         if not isinstance(batch, RecordBatch):
             return None  # legacy entries are not salvaged (v0/v1 predate 2017's 0.11)
         batch.ensure_valid()
         batch.records()  # a batch whose records do not decode cannot be produced again
     except KafkaLogError:
         return None
-    batch.position = piece.start + position
     return batch
 
 
-def _next_intact(data: bytes, position: int, piece: Piece) -> int | None:
+def _next_intact(data, position: int, end: int, file: str) -> int | None:
     """The next position from ``position`` on where an intact v2 batch starts."""
-    limit = len(data) - RECORD_BATCH_OVERHEAD
+    limit = end - RECORD_BATCH_OVERHEAD
     while position <= limit:
         found = data.find(b"\x02", position + _MAGIC_AT, limit + _MAGIC_AT + 1)
         if found < 0:
             return None
         candidate = found - _MAGIC_AT
-        if _intact_at(data, candidate, piece) is not None:
+        if _intact_at(data, candidate, end, file) is not None:
             return candidate
         position = candidate + 1
     return None
