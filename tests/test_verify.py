@@ -292,9 +292,13 @@ def test_a_bit_flip_in_a_batch_is_a_crc_mismatch(log_dir, partition):
     first = read_batch(bytes(data))
     data[first.size_in_bytes + 70] ^= 0x10  # inside the second batch's records
     log.write_bytes(bytes(data))
-    (finding,) = findings(log_dir)
+    finding, unseen = findings(log_dir)
     assert (finding.rule, finding.severity, finding.file) == ("BATCH-4", Severity.ERROR, str(log))
     assert (finding.position, finding.offset) == (first.size_in_bytes, 26)
+    # issue 20: below the recovery point, a broker will not notice it; verify says so
+    assert (unseen.rule, unseen.severity) == ("RECOV-1", Severity.INFO)
+    assert log.name in unseen.message and "will not notice it" in unseen.message
+    assert "klogspec recover --from-offset 0" in unseen.message
 
 
 @req("FRAME-9", "FRAME-4")
@@ -323,9 +327,11 @@ def read_batch_at_end(data: bytes) -> bytes:
 def test_a_zero_filled_tail_is_reported_as_one(log_dir, partition, zeros, base, severity):
     with open(seg(partition, base), "ab") as handle:
         handle.write(bytes(zeros))
-    (finding,) = findings(log_dir)
+    finding, *unseen = findings(log_dir)
     assert (finding.rule, finding.severity.value) == ("FRAME-8", severity)
     assert finding.position == seg(partition, base).stat().st_size - zeros
+    # a rolled segment below the recovery point: named as what a broker will not notice
+    assert [f.rule for f in unseen] == (["RECOV-1"] if base == 24 else [])
 
 
 @req("FRAME-3", "FRAME-6", "FRAME-9")

@@ -112,6 +112,18 @@ def keep_file_durably(source: Path, target: Path) -> None:
     fsync_dir(target.parent)
 
 
+def link_durably(source: Path, target: Path) -> bool:
+    """``target`` becomes another name of ``source``, when the file system links; no copy."""
+    if target.exists():
+        os.unlink(target)  # an orphan of a killed run
+    try:
+        os.link(source, target)
+    except OSError:
+        return False
+    fsync_dir(target.parent)
+    return True
+
+
 def same_bytes(a: Path, b: Path, position: int = 0) -> bool:
     """Whether ``a`` holds exactly the bytes of ``b`` from ``position`` on."""
     try:

@@ -40,6 +40,7 @@ from .journal import (
     copy_range_durably,
     fsync_dir,
     keep_file_durably,
+    link_durably,
     same_bytes,
     step,
 )
@@ -75,12 +76,17 @@ class Quarantine(LoadObserver):
     """A load observer that keeps every byte the load removes (unless ``discard``), each
     named in ``journal`` before the loader goes on."""
 
-    def __init__(self, partition: Path, journal: Journal, discard: bool = False) -> None:
+    def __init__(
+        self, partition: Path, journal: Journal, discard: bool = False, links: bool = False
+    ) -> None:
         super().__init__()
         self.partition = partition
         self.journal = journal
         self.folder = journal.folder
         self.discard = discard
+        # with discard, still keep a deleted file by a hard link (no space needed): a run
+        # resumed with --discard after a full disk loses no intact segment that way
+        self.links = links
         self.segment_recovered: Callable[[Path], None] = lambda file: None
         self.cleanup: list[str] = []  # what a failed run removed of its own partial pieces
 
@@ -94,6 +100,8 @@ class Quarantine(LoadObserver):
         if not self.discard:
             target = self._target(file.name)
             self._keep(target, entry["bytes"], keep_file_durably, file, target)
+            entry["stored"] = target.name
+        elif self.links and link_durably(file, target := self._target(file.name)):
             entry["stored"] = target.name
         self.journal.add(entry)
 

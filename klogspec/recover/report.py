@@ -86,7 +86,8 @@ def _print_failure(say, report: RecoverReport) -> None:
     if failure.needed_bytes:
         say(
             f"the quarantine still needs {_count(failure.needed_bytes, 'byte')} for the cut "
-            "ranges it keeps (free that much, or run with --discard to keep nothing)"
+            "ranges it keeps: free that much, or run again with --discard, which keeps no cut "
+            "range (the files it deletes are still kept, as hard links)"
         )
 
 

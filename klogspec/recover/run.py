@@ -214,9 +214,12 @@ def pending_deletions(dir: Path, journal: Journal) -> list[Action]:
 
 def _resume(dir, config, journal: Journal, progress: Progress, discard: bool) -> RecoverReport:
     """RECOV-21: finish the run ``journal`` records, in its folder, from its recovery point;
-    ``discard`` (asked now, after a full disk stopped it) keeps nothing more."""
-    discard = discard or bool(journal.manifest.get("discard"))
-    quarantine = Quarantine(dir, journal, discard=discard)
+    ``discard``, asked now (after a full disk stopped it), copies no more cut ranges but still
+    keeps the files it deletes as hard links, which need no space (RECOV-25)."""
+    started_keeping = not journal.manifest.get("discard")
+    quarantine = Quarantine(
+        dir, journal, discard=discard or not started_keeping, links=discard and started_keeping
+    )
     pending = pending_deletions(dir, journal)
     try:
         for action in pending:

@@ -308,3 +308,93 @@ def test_a_dumped_slice_does_not_call_a_failed_batch_valid(tmp_path):
     assert "valid bytes" not in summary
     assert f"1 batch failing the CRC check, the first at position {cut['position']}" in summary
     assert f"{cut['bytes']} bytes in whole batches" in summary
+
+
+# --- RECOV-25 on a real full file system ------------------------------------------------------
+
+ON_TMPFS = """
+import json, sys
+from pathlib import Path
+from click.testing import CliRunner
+from klogspec.recover.cli import recover
+from reference_impl.log.clock import ManualClock
+from reference_impl.log.config import LogConfig
+from reference_impl.log.loader import LoadOptions
+from reference_impl.log.unified_log import Log
+from reference_impl.records import SimpleRecord, build_record_batch
+
+root = Path(sys.argv[1])
+clock = ManualClock(1_700_000_000_000)
+config = LogConfig(segment_bytes=1_000_000)
+log = Log.open(root / "topic-0", config, clock, load=LoadOptions(had_clean_shutdown=False))
+for i in range(1500):  # 1.6 MB in two segments, on a 2 MiB tmpfs
+    record = SimpleRecord(key=b"k%d" % i, value=b"x" * 1000, timestamp=clock.milliseconds())
+    log.append_as_leader(build_record_batch([record]), 0)
+log.close()
+with open(root / "topic-0" / "00000000000000000000.log", "r+b") as f:
+    f.seek(3000)
+    byte = f.read(1)[0]
+    f.seek(3000)
+    f.write(bytes([byte ^ 0xFF]))
+
+def listing():
+    return {str(p.relative_to(root)): p.stat().st_size for p in root.rglob("*") if p.is_file()}
+
+runs = []
+for extra in ([], ["--discard"]):
+    args = [str(root / "topic-0"), "--yes", "--from-offset", "0", *extra]
+    result = CliRunner().invoke(recover, args)
+    runs.append({"status": result.exit_code, "output": result.output, "files": listing()})
+print(json.dumps(runs))
+"""
+
+
+def _unshare_mount() -> list[str] | None:
+    """A command prefix that runs in a private mount namespace where we may mount, or None."""
+    import subprocess
+
+    unshare = shutil.which("unshare")
+    if unshare is None:
+        return None
+    command = [unshare, "--mount", "--map-root-user"]
+    probe = subprocess.run([*command, "true"], capture_output=True)
+    return command if probe.returncode == 0 else None
+
+
+@pytest.mark.req("RECOV-25")
+def test_a_full_tmpfs(tmp_path):
+    """The issue's case on a real file system: a 2 MiB tmpfs, a flip near the start of the
+    first of two segments, and the default 10 MiB indexes. ENOSPC while keeping the cut
+    range: no partial piece, no preallocated index, the report says nothing was cut; then
+    --discard finishes the recovery without needing the space (the whole later segment
+    stays in the quarantine, a hard link costs nothing)."""
+    import subprocess
+    import sys
+
+    prefix = _unshare_mount()
+    if prefix is None:
+        pytest.skip("cannot mount a tmpfs here (no unshare, or user namespaces are off)")
+    mount = tmp_path / "mnt"
+    mount.mkdir()
+    shell = 'mount -t tmpfs -o size=2m tmpfs "$1" && exec "$2" -c "$3" "$1"'
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    done = subprocess.run(
+        [*prefix, "sh", "-c", shell, "sh", str(mount), sys.executable, ON_TMPFS],
+        capture_output=True, text=True, env=env, timeout=300,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    failed, finished = json.loads(done.stdout)
+    out = failed["output"]
+    assert failed["status"] == 2 and "No space left on device" in out and "Traceback" not in out
+    assert "done before the failure: no .log byte was cut or deleted" in out
+    assert "removed the partial piece 00000000000000000000.log." in out
+    assert "bytes of .log files removed" not in out and "removed bytes kept" not in out
+    files = failed["files"]
+    assert files["topic-0/00000000000000000000.log"] == 999_784  # not cut
+    quarantined = [name for name in files if QUARANTINE_DIR in name]
+    assert not [name for name in quarantined if ".log." in name]  # no partial piece
+    assert all(size < 10 << 20 for size in files.values())  # no 10 MiB index left
+    assert finished["status"] == 1, finished["output"]
+    assert finished["files"]["topic-0/00000000000000000000.log"] < 3000
+    kept = [name for name in finished["files"] if name.endswith("00000000000000000931.log")]
+    assert len(kept) == 1 and QUARANTINE_DIR in kept[0]  # the intact segment, kept
