@@ -32,6 +32,11 @@ OUT_OF_CONTRACT = {
         "RECOV-20",
         "RECOV-21",
         "RECOV-22",
+        "RECOV-23",
+        "RECOV-24",
+        "RECOV-25",
+        "RECOV-26",
+        "RECOV-27",
     )  # fmt: skip
 }
 # Rules of the test contract itself (model.md §6): the harness checks them on every

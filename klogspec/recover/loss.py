@@ -29,8 +29,8 @@ from pathlib import Path
 from reference_impl.formats.file_naming import FileKind, classify
 from reference_impl.log.load_events import Reason
 
+from .intact import mapped, walk_intact, zero_tail
 from .plan import Action, RecoveryPlan
-from .salvage import mapped, walk_intact
 
 
 @dataclass
@@ -97,22 +97,25 @@ class Loss:
         }
 
 
-_LOSING = {"truncate": None, "delete": {Reason.AFTER_TRUNCATION}}  # None: any reason
-
-
 def measure_loss(dir: Path, plan: RecoveryPlan) -> Loss:
     """RECOV-24: the records ``plan`` removes from ``dir``'s ``.log`` files."""
     loss = Loss()
     for action in plan.actions:
-        if action.action not in _LOSING or classify(action.file).kind is not FileKind.LOG:
-            continue
-        reasons = _LOSING[action.action]
-        if reasons is not None and action.reason not in reasons:
+        if not loses_records(action.action, action.file, action.reason):
             continue
         removed = _measure(dir / action.file, action)
         if removed.records or removed.offsets is not None:  # not a torn tail, not zeros
             loss.ranges.append(removed)
     return loss
+
+
+def loses_records(action: str, file: str, reason: str) -> bool:
+    """A truncation of a segment's ``.log`` (any reason), or its deletion after a truncation
+    (RECOV-5): the changes that remove records a reader could see. Shared with salvage."""
+    info = classify(file)
+    if info.kind is not FileKind.LOG or info.marker is not None:
+        return False
+    return action == "truncate" or (action == "delete" and reason == Reason.AFTER_TRUNCATION)
 
 
 def _measure(path: Path, action: Action) -> RemovedRange:
@@ -122,8 +125,8 @@ def _measure(path: Path, action: Action) -> RemovedRange:
     with mapped(path) as data:
         end = min(start + removed.bytes, len(data))
         for batch, damaged in walk_intact(data, start, end, action.file):
-            if batch is None:
-                removed.damaged_bytes += damaged[1] - damaged[0]
-            else:
+            if batch is not None:
                 removed.records += batch.records_count
+            elif not zero_tail(data, *damaged, end):
+                removed.damaged_bytes += damaged[1] - damaged[0]  # a zero tail is no damage
     return removed

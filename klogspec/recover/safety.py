@@ -2,8 +2,9 @@
 RECOV-23, RECOV-24).
 
 * A partition directory whose topic is not a name Kafka allows. Kafka's ``Topic.validate``
-  (clients' org.apache.kafka.common.internals.Topic) admits 1 to 249 ASCII letters, digits,
-  ``.``, ``_`` and ``-``, and not ``.`` or ``..``, so no broker makes any other directory. Names
+  (clients' org.apache.kafka.common.internals.Topic) admits ASCII letters, digits, ``.``,
+  ``_`` and ``-``, and not ``.`` or ``..``, so no broker makes any other directory (its
+  length limit, 249 today, is not checked: older brokers allowed 255). Names
   are bytes on Linux and such a directory may still appear (``t\\xff\\xfe-0``); recovering it
   would end with writing its name into the log directory's checkpoints, which are UTF-8 text
   of space-separated fields (CKPT-B-5): a name that is not UTF-8, or holds a space, cannot

@@ -5,10 +5,10 @@ back for the records its recovery removes (RECOV-5).
 ``klogspec recover`` keeps every byte it removes in a quarantine folder (quarantine.py): the
 range cut off a segment, which starts with the batch that stopped the recovery, and the later
 segments it deleted, intact or not. Salvage reads the ``.log`` pieces its ``manifest.json``
-names, in offset order, and keeps a batch only when it frames and its CRC-32C holds (BATCH-3,
-BATCH-4) and its records decode: a batch that fails is skipped, and the walk finds the next
-batch by its own checks (a v2 header whose length fits and whose CRC holds, from the next
-byte on), since the length field of a damaged batch may be the damaged byte.
+names (those of records a reader could see: loss.py's rule, not ``.deleted`` files or segments
+below the log start offset), in offset order, and writes the records of each intact batch
+(intact.py: framed, CRC-32C holding, records decoding); after a damaged batch it goes on at
+the next intact one, since the damaged byte may be a length. A zero tail is no damage.
 
 Transactions (spec/behaviour/transactions.md): control batches are not records a client
 produces, so they are not written; they decide the transactional batches before them. A
@@ -19,25 +19,20 @@ transactional batch whose producer's next marker in the salvaged bytes is ABORT 
 
 from __future__ import annotations
 
-import contextlib
 import json
-import mmap
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
-from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
+from reference_impl.formats.file_naming import classify, parse_partition_dir_name
 from reference_impl.records import ControlRecordType, RecordBatch, parse_end_txn_marker
-from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
 from reference_impl.records.control import parse_control_key
-from reference_impl.records.stream import read_batch
 
+from .intact import mapped, walk_intact, zero_tail
+from .loss import loses_records
 from .naming import MANIFEST, QUARANTINE_DIR, stored_piece
 from .record_json import record_line
-
-_MAGIC_AT = 16  # the magic byte's position in an entry (offset 8, length 4, epoch 4)
 
 
 class SalvageError(Exception):
@@ -85,7 +80,7 @@ def quarantine_pieces(folder: Path) -> tuple[str, int, list[Piece]]:
     pieces = []
     for entry in entries:
         stored = entry.get("stored") if isinstance(entry, dict) else None
-        if not stored or classify(entry.get("file", "")).kind is not FileKind.LOG:
+        if not stored or not _lost(entry):
             continue
         kept = stored_piece(stored) or stored_piece(entry["file"])
         start = kept.start if kept is not None else 0
@@ -93,6 +88,13 @@ def quarantine_pieces(folder: Path) -> tuple[str, int, list[Piece]]:
         pieces.append(Piece(folder / stored, entry["file"], start, offsets[0]))
     pieces.sort(key=lambda p: (p.first_offset, p.original, p.start))
     return name.topic, name.partition, pieces
+
+
+def _lost(entry: dict) -> bool:
+    """The pieces of records a reader could see (loss.py's rule): not a ``.deleted`` or
+    ``.cleaned`` file, nor segments below the log start offset."""
+    parts = (entry.get("action"), entry.get("file"), entry.get("reason"))
+    return all(isinstance(part, str) for part in parts) and loses_records(*parts)
 
 
 def find_quarantines(path: Path) -> list[Path]:
@@ -112,67 +114,14 @@ def intact_batches(piece: Piece, result: SalvageResult) -> Iterator[RecordBatch]
     positions of the file they came from; each damaged range goes to ``result.skipped``."""
     with mapped(piece.path) as data:
         for batch, damaged in walk_intact(data, 0, len(data), piece.original):
+            if batch is None and zero_tail(data, *damaged, len(data)):
+                continue  # a preallocated tail: no batch was there
             if batch is None:
                 start, end = (piece.start + at for at in damaged)
                 result.skipped.append({"file": piece.original, "from": start, "to": end})
                 continue
             batch.position += piece.start
             yield batch
-
-
-@contextlib.contextmanager
-def mapped(path: Path) -> Iterator[bytes]:
-    """The file's bytes, mapped read-only (a piece may be a whole 1 GiB segment: the page
-    cache holds it, not this process)."""
-    with open(path, "rb") as handle:
-        if os.fstat(handle.fileno()).st_size == 0:
-            yield b""
-            return
-        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
-            yield data
-
-
-def walk_intact(data, start: int, end: int, file: str) -> Iterator[tuple]:
-    """``(batch, None)`` for each intact v2 batch of ``data[start:end]`` and ``(None, (from,
-    to))`` for each damaged range between them; after a damaged batch the walk goes on at
-    the next position where an intact batch starts, since its length may be the damage."""
-    position = start
-    while position < end:
-        batch = _intact_at(data, position, end, file)
-        if batch is not None:
-            yield batch, None
-            position += batch.size_in_bytes
-            continue
-        following = _next_intact(data, position + 1, end, file)
-        stop = end if following is None else following
-        yield None, (position, stop)
-        position = stop
-
-
-def _intact_at(data, position: int, end: int, file: str) -> RecordBatch | None:
-    try:
-        batch = read_batch(memoryview(data)[:end], file=file, position=position)
-        if not isinstance(batch, RecordBatch):
-            return None  # legacy entries are not salvaged (v0/v1 predate 2017's 0.11)
-        batch.ensure_valid()
-        batch.records()  # a batch whose records do not decode cannot be produced again
-    except KafkaLogError:
-        return None
-    return batch
-
-
-def _next_intact(data, position: int, end: int, file: str) -> int | None:
-    """The next position from ``position`` on where an intact v2 batch starts."""
-    limit = end - RECORD_BATCH_OVERHEAD
-    while position <= limit:
-        found = data.find(b"\x02", position + _MAGIC_AT, limit + _MAGIC_AT + 1)
-        if found < 0:
-            return None
-        candidate = found - _MAGIC_AT
-        if _intact_at(data, candidate, end, file) is not None:
-            return candidate
-        position = candidate + 1
-    return None
 
 
 def decided_transactions(batches: list[RecordBatch]) -> dict[int, str]:
