@@ -28,6 +28,7 @@ from pathlib import Path
 
 from reference_impl.formats.file_naming import FileKind, classify
 from reference_impl.log.load_events import Reason
+from reference_impl.log.segment_recovery import ZERO_TAIL
 
 from .intact import mapped, walk_intact, zero_tail
 from .plan import Action, RecoveryPlan
@@ -103,6 +104,8 @@ def measure_loss(dir: Path, plan: RecoveryPlan) -> Loss:
     for action in plan.actions:
         if not loses_records(action.action, action.file, action.reason):
             continue
+        if action.error == ZERO_TAIL:
+            continue  # tail_kind read it all: zeros, no record (and maybe gigabytes of them)
         removed = _measure(dir / action.file, action)
         if removed.records or removed.offsets is not None:  # not a torn tail, not zeros
             loss.ranges.append(removed)

@@ -14,7 +14,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from reference_impl.constants import LONG_MAX, LONG_MIN
+from reference_impl.constants import INT32_MAX, LONG_MAX, LONG_MIN
 from reference_impl.errors import CorruptIndexError, KafkaLogError
 from reference_impl.formats.checkpoints import EpochEntry, read_leader_epoch_checkpoint
 from reference_impl.formats.file_naming import (
@@ -252,6 +252,11 @@ class _Planner:
             if file != log_file_name(base):
                 raise PlanError(f"{file}: the loader would open {log_file_name(base)} instead")
             self.segments[base] = segment = _Segment(base, (self.dir / file).stat().st_size)
+            if segment.size > INT32_MAX:  # FileRecords' positions are ints: the open fails
+                raise PlanError(
+                    f"{file} is {segment.size} bytes, larger than the {INT32_MAX} a segment can "
+                    "be (its positions are Java ints): a broker's load fails on it too"
+                )
             reason = self._load_reason(base)
             if reason is not None and self._recover(segment, reason) < 0:
                 raise PlanError(f"{file}: offsets that go back while loading (LOAD-13)")

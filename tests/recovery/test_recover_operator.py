@@ -398,3 +398,17 @@ def test_a_full_tmpfs(tmp_path):
     assert finished["files"]["topic-0/00000000000000000000.log"] < 3000
     kept = [name for name in finished["files"] if name.endswith("00000000000000000931.log")]
     assert len(kept) == 1 and QUARANTINE_DIR in kept[0]  # the intact segment, kept
+
+
+@pytest.mark.req("RECOV-25", "RECOV-17")
+def test_a_segment_over_2_gib_is_refused_before_the_journal(tmp_path):
+    """An 8 GiB .log (sparse here) failed in the load, after the journal was started, and the
+    report still said what it would have removed; the plan now refuses it, as a broker's load
+    fails on it (FileRecords' int positions), and nothing changes."""
+    dir = build(tmp_path, close=False)
+    last = sorted(dir.glob("*.log"))[-1]
+    os.truncate(last, 8 << 30)
+    before = {p.name: p.stat().st_size for p in dir.iterdir()}
+    out = run(dir, "--yes", "--from-offset", 0, expect=2).output
+    assert f"{last.name} is {8 << 30} bytes, larger than the 2147483647" in out
+    assert {p.name: p.stat().st_size for p in dir.iterdir()} == before  # no quarantine either
