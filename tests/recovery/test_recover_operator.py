@@ -412,3 +412,14 @@ def test_a_segment_over_2_gib_is_refused_before_the_journal(tmp_path):
     out = run(dir, "--yes", "--from-offset", 0, expect=2).output
     assert f"{last.name} is {8 << 30} bytes, larger than the 2147483647" in out
     assert {p.name: p.stat().st_size for p in dir.iterdir()} == before  # no quarantine either
+
+
+@pytest.mark.req("RECOV-25")
+def test_a_full_disk_before_the_journal_changes_nothing(tmp_path):
+    """The first manifest cannot be written: no folder without a manifest is left behind."""
+    dir = damaged(tmp_path)
+    before = files_of(dir)
+    with FullDisk(lambda path: path.endswith(MANIFEST + ".tmp"), free=0):
+        out = run(dir, "--yes", "--from-offset", 0, expect=2).output
+    assert "cannot start the journal" in out and "nothing was changed" in out
+    assert files_of(dir) == before and not (dir / QUARANTINE_DIR).exists()
