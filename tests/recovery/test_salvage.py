@@ -195,3 +195,26 @@ def test_the_operator_guide_produces_each_salvaged_record(tmp_path, monkeypatch)
         assert (fields["key"], fields["value"]) == (want["key"], want["value"])
         assert fields["headers"] == [(h.key.decode(), h.value) for h in want["headers"]]
         assert fields["timestamp_ms"] == want["timestamp"]
+
+
+@pytest.mark.parametrize("kind", ["fifo", "symlink"])
+def test_a_piece_that_is_no_regular_file_is_an_error_not_a_hang(tmp_path, kind):
+    import os
+
+    dir, b1_at, _, _ = partition(tmp_path)
+    segment = dir / f"{0:020d}.log"
+    data = bytearray(segment.read_bytes())
+    data[b1_at + 30] ^= 0x40
+    segment.write_bytes(bytes(data))
+    CliRunner().invoke(recover_command, [str(dir), "--yes"])
+    folder = next((dir / ".klogspec-quarantine").iterdir())
+    piece = folder / f"{14:020d}.log"
+    piece.unlink()
+    if kind == "fifo":
+        os.mkfifo(piece)
+    else:
+        piece.symlink_to(segment)
+    out = tmp_path / "out.jsonl"
+    result = CliRunner().invoke(salvage_command, [str(folder), "--out", str(out)])
+    assert result.exit_code == 2 and str(piece) in result.output
+    assert "Traceback" not in result.output and not out.exists()
