@@ -202,6 +202,8 @@ def _recover_log_dir(log_dir, partitions, config, bar, warn, *, force, **options
     if not partitions:
         return
     if options["dry_run"]:
+        if os.path.islink(log_dir / ".lock"):
+            warn(f"{shown(log_dir / '.lock')} is a symbolic link: a real run refuses it")
         for holder in lock_holders(log_dir / ".lock"):
             warn(
                 f"{log_dir / '.lock'} is held by {holder}: the directory may change under the plan"

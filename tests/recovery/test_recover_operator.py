@@ -95,6 +95,8 @@ def test_a_lock_that_is_no_regular_file_is_refused(tmp_path, kind):
             outside.write_bytes(b"")
         lock.symlink_to(outside)
     before = files_of(dir)
+    dry = run(dir, "--dry-run", "--from-offset", 0, expect=1)
+    assert ("a real run refuses it" in dry.output) == ("link" in kind)
     result = run(dir, "--yes", "--from-offset", 0, expect=2)
     assert ("symbolic link" if "link" in kind else "not a regular file (a FIFO)") in result.output
     assert files_of(dir) == before
