@@ -1,0 +1,7 @@
+"""``__transaction_state``: the transaction coordinator's log: one record per transactional id, its producer id and epoch, state and partitions (TransactionLogKey, TransactionLogValue) (spec/formats/internal-topics/transaction-state.md, rules TXLOG-1 to TXLOG-3)."""
+
+from __future__ import annotations
+
+from .schema import load_table
+
+TABLE = load_table("transaction_state")
