@@ -15,6 +15,7 @@ from reference_impl.records import Batch, ControlRecordType, parse_end_txn_marke
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 
 from ..walk import EntryWalk, header_problem
+from .decode import add_decoded, record_decoder
 from .file_dump import FileDump
 
 
@@ -31,6 +32,7 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
     if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
+    dump.decoder = record_decoder(dump)
     with open(dump.path, "rb") as handle:
         walk = EntryWalk(handle, file=dump.file, end=end)
         for item in walk:
@@ -128,6 +130,8 @@ def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> li
         ]
         if batch.is_control:
             item["control"] = _control(record, problems)
+        if dump.decoder is not None:
+            add_decoded(dump, dump.decoder, record, batch.is_control, item)
         out.append(item)
     return out
 
