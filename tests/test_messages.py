@@ -140,7 +140,7 @@ def topic_record(frame=1, tail=b""):
     return uvar(frame) + uvar(2) + uvar(0) + cstr("orders") + TOPIC_ID + uvar(0) + tail
 
 
-@pytest.mark.req("MSG-10", "MSG-13")
+@pytest.mark.req("MSG-10", "MSG-13", "META-1")
 def test_a_metadata_record_in_its_frame():
     key, value = decode_record(METADATA, None, topic_record())
     assert key is None
@@ -173,7 +173,7 @@ def test_a_varint_longer_than_five_bytes():
     assert error_of(decoded)["rule"] == "MSG-1"
 
 
-@pytest.mark.req("MSG-11")
+@pytest.mark.req("MSG-11", "META-2")
 def test_control_records_are_read_as_control_records_in_any_topic():
     voters = uvar(2) + i32(1) + uvar(0)
     value = i16(0) + i32(1) + voters + voters + uvar(0)
@@ -235,3 +235,105 @@ def test_versions_notation():
     assert 0 not in Versions.parse("none") and 2 in Versions.parse("2")
     with pytest.raises(MessageDecodeError):
         Reader(b"\x00").int16()
+
+
+@pytest.mark.req("COFF-2")
+def test_a_type_0_offset_commit_reads_as_kafka_4_0_and_4_4_read_it():
+    legacy_key = i16(0) + s16("g") + s16("t") + i32(0)
+    v0 = i16(0) + i64(5) + s16("") + i64(9)
+    _, value = decode_record(OFFSETS, legacy_key, v0)
+    assert value == {"type": "LegacyOffsetCommitValue", "version": 0, "offset": 5,
+                     "metadata": "", "commitTimestamp": 9}  # fmt: skip
+    v1 = i16(1) + i64(5) + s16("") + i64(9) + i64(10)
+    _, value = decode_record(OFFSETS, legacy_key, v1)
+    assert value["type"] == "OffsetCommitValue" and value["expireTimestamp"] == 10
+    _, value = decode_record(OFFSETS, KEY, i16(1) + i64(5) + s16("") + i64(9) + i64(10))
+    assert value["type"] == "OffsetCommitValue"
+
+
+@pytest.mark.req("COFF-1")
+def test_every_consumer_offsets_record_type_has_its_key_and_value():
+    from reference_impl.messages.consumer_offsets import TABLE
+
+    assert sorted(TABLE.records) == [*range(0, 9), *range(10, 18), *range(19, 24)]
+    for type_id, record_type in TABLE.records.items():
+        key = i16(type_id) + b"\x00" * 64
+        decoded, _ = decode_record(OFFSETS, key, None)
+        assert decoded["type"] == record_type.key, decoded
+    key, _ = decode_record(OFFSETS, i16(18) + s16("g"), None)
+    assert error_of(key)["rule"] == "MSG-8"
+
+
+TXN_KEY = i16(0) + s16("default_")
+
+
+@pytest.mark.req("TXLOG-1")
+def test_transaction_state_records():
+    value = i16(0) + i64(0) + i16(0) + i32(60000) + b"\x01" + i32(1) + s16("t") + i32(1) + i32(0)
+    value += i64(1728561475379) + i64(1728561475379)
+    key, decoded = decode_record(decoder_for("transactions", None), TXN_KEY, value)
+    assert key == {"type": "TransactionLogKey", "version": 0, "TransactionalId": "default_"}
+    assert decoded["TransactionPartitions"] == [{"Topic": "t", "PartitionIds": [0]}]
+    tagged = uvar(2) + uvar(0) + uvar(8) + i64(7) + uvar(2) + uvar(2) + i16(2)
+    v1 = i16(1) + i64(0) + i16(0) + i32(1) + b"\x04" + uvar(0) + i64(1) + i64(1) + tagged
+    _, decoded = decode_record(decoder_for("transactions", None), TXN_KEY, v1)
+    assert decoded["PreviousProducerId"] == 7 and decoded["ClientTransactionVersion"] == 2
+    assert decoded["TransactionPartitions"] is None  # compact null
+    key, _ = decode_record(decoder_for("transactions", None), i16(1) + s16("x"), None)
+    assert error_of(key)["rule"] == "MSG-8"
+
+
+# spec/formats/internal-topics/remote-log-metadata.md §2, byte for byte
+REMOTE_DELETE = (
+    b"\x01\x02\x00" + cstr("t") + TOPIC_ID + i32(0) + b"\x00" + i32(1) + i64(1767225600000)
+    + b"\x00\x00"
+)  # fmt: skip
+
+
+@pytest.mark.req("RLMM-1")
+def test_remote_log_metadata_records():
+    decoder = decoder_for("remote-log-metadata", None)
+    _, decoded = decode_record(decoder, None, REMOTE_DELETE)
+    assert decoded["type"] == "RemotePartitionDeleteMetadataRecord"
+    assert decoded["TopicIdPartition"] == {
+        "Name": "t",
+        "Id": TOPIC_ID_TEXT,
+        "Partition": 0,
+    }
+    assert decoded["EventTimestampMs"] == 1767225600000
+    _, decoded = decode_record(decoder, None, b"\x01\x04\x00")
+    assert error_of(decoded)["rule"] == "MSG-10"
+
+
+@pytest.mark.req("SHST-1")
+def test_share_group_state_records():
+    decoder = decoder_for("share-group-state", None)
+    key = i16(1) + s16("g") + TOPIC_ID + i32(0)
+    value = i16(0) + i32(3) + i32(5) + i64(100) + uvar(2) + i64(100) + i64(109) + b"\x02"
+    value += i16(1) + b"\x00\x00"
+    decoded_key, decoded = decode_record(decoder, key, value)
+    assert decoded_key["type"] == "ShareUpdateKey" and decoded["type"] == "ShareUpdateValue"
+    assert decoded["StateBatches"] == [{"FirstOffset": 100, "LastOffset": 109, "DeliveryState": 2,
+                                        "DeliveryCount": 1}]  # fmt: skip
+    assert decode_record(decoder, i16(0) + s16("g") + TOPIC_ID + i32(0), None)[0]["type"] == (
+        "ShareSnapshotKey"
+    )
+    assert error_of(decode_record(decoder, i16(2) + s16("g"), None)[0])["rule"] == "MSG-8"
+
+
+@pytest.mark.req("COFF-3")
+def test_an_offset_commit_row_takes_the_defaults_of_missing_fields():
+    from reference_impl.messages.consumer_offsets import offset_commit
+
+    key, v1 = decode_record(OFFSETS, KEY, i16(1) + i64(5) + s16("m") + i64(9) + i64(10))
+    row = offset_commit(key, v1)
+    assert (row["offset"], row["leader_epoch"], row["expire_timestamp"]) == (5, -1, 10)
+    key, v3 = decode_record(OFFSETS, KEY, i16(3) + i64(5) + i32(2) + s16("") + i64(9))
+    assert (offset_commit(key, v3)["leader_epoch"], offset_commit(key, v3)["expire_timestamp"]) == (
+        2,
+        -1,
+    )
+    tombstone = offset_commit(key, None)
+    assert tombstone["offset"] is None and tombstone["group"] == "g1"
+    group_key, _ = decode_record(OFFSETS, i16(2) + s16("g"), None)
+    assert offset_commit(group_key, None) is None

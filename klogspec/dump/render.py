@@ -67,6 +67,10 @@ _COLUMNS = {
     "leader_epoch_entry": [("epoch", "epoch", 8), ("startOffset", "startOffset", 12)],
     "partition_metadata": [("version", "version", 7), ("topicId", "topicId", 22)],
     "property": [("key", "key", 20), ("value", "value", 24)],
+    "quorum_state": [
+        ("dataVersion", "data_version", 11), ("leaderId", "leaderId", 8),
+        ("leaderEpoch", "leaderEpoch", 11), ("votedId", "votedId", 7),
+    ],
     "clean_shutdown": [
         ("version", "version", 7), ("brokerEpoch", "brokerEpoch", 12), ("readable", "readable", 8)
     ],

@@ -1,7 +1,7 @@
 """``__cluster_metadata``: KRaft's metadata log and snapshots, one metadata record per record of
 a data batch (TopicRecord, PartitionRecord, RegisterBrokerRecord, FeatureLevelRecord...)
-(spec/formats/internal-topics/cluster-metadata.md, rules META-1 to META-3); its control
-batches are control_records.py's."""
+(spec/formats/internal-topics/cluster-metadata.md, rules META-1 and META-2;
+MetadataRecordSerde.java); its control batches are control_records.py's."""
 
 from __future__ import annotations
 

@@ -1,6 +1,7 @@
 """``__consumer_offsets``: the group coordinator's log: committed offsets, classic groups'
 metadata, and the records of the consumer, share and streams groups of the new group
-protocol (spec/formats/internal-topics/consumer-offsets.md, rules COFF-1 to COFF-3)."""
+protocol (spec/formats/internal-topics/consumer-offsets.md, rules COFF-1 to COFF-3;
+GroupCoordinatorRecordSerde.java)."""
 
 from __future__ import annotations
 

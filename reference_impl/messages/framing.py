@@ -1,5 +1,6 @@
 """How each internal topic frames its messages in a record's key and value
-(spec/formats/internal-topics/message-encoding.md §3).
+(spec/formats/internal-topics/message-encoding.md §3; CoordinatorRecordSerde.java,
+AbstractApiMessageSerde.java, ControlRecordUtils.java).
 
 * coordinator framing (``__consumer_offsets``, ``__transaction_state``, ``__share_group_state``;
   CoordinatorRecordSerde): the key is an int16 record type and the key message; the value an
@@ -67,7 +68,11 @@ def coordinator_value(table: Table, type_id: int, value: bytes | None) -> dict |
         return None
     reader = Reader(value)
     version = reader.int16()
-    return _decoded(table, table.records[type_id].value, reader, version)
+    record_type = table.records[type_id]
+    name = record_type.value
+    if version not in table.messages[name].valid and record_type.value_beyond:
+        name = record_type.value_beyond  # COFF-2: what Kafka 4.0 read a type-0 value as
+    return _decoded(table, name, reader, version)
 
 
 def _frame_number(reader: Reader, what: str) -> int:

@@ -1,6 +1,7 @@
 """One Kafka message read from bytes with our field table of it: what the ``read(Readable,
 version)`` method Kafka generates from a message schema does (MSG-2 to MSG-7), as data-driven
-code. The result is a dict in Kafka's field names and JSON shapes (MessageDataJsonConverter),
+code (spec/formats/internal-topics/message-encoding.md §2; MessageDataGenerator.java).
+The result is a dict in Kafka's field names and JSON shapes (MessageDataJsonConverter),
 so that it compares with kafka-dump-log's decoders."""
 
 from __future__ import annotations

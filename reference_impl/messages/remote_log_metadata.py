@@ -1,4 +1,7 @@
-"""``__remote_log_metadata``: the topic-based remote log metadata manager's events about tiered segments (RemoteLogSegmentMetadataRecord and its update, snapshot and partition-delete records) (spec/formats/internal-topics/remote-log-metadata.md, rules RLMM-1 to RLMM-2)."""
+"""``__remote_log_metadata``: the topic-based remote log metadata manager's events about
+tiered segments (RemoteLogSegmentMetadataRecord, its update and snapshot records,
+RemotePartitionDeleteMetadataRecord; spec/formats/internal-topics/remote-log-metadata.md,
+RLMM-1; RemoteLogMetadataSerde.java)."""
 
 from __future__ import annotations
 

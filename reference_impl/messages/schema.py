@@ -6,7 +6,9 @@ transaction-coordinator/..., share-coordinator/..., storage/.../message and raft
 releases 4.0.2 and 4.4.0; each message names its file under ``source``). A table holds the
 topic's record types (``records``: the type id and its key and value messages) and each
 message's versions and fields in Kafka's notation (versions ``0+``, ``1-3``, ``none``).
-The spec pages under spec/formats/internal-topics/ are made from the same tables.
+The spec pages (spec/formats/internal-topics/message-encoding.md §1 says how to read them,
+each topic's page holds its tables) are made from the same tables; Kafka's counterpart is
+the message generator (MessageDataGenerator.java) and its schema model (FieldSpec.java).
 """
 
 from __future__ import annotations
@@ -71,6 +73,7 @@ class RecordType:
     id: int
     key: str | None
     value: str
+    value_beyond: str | None = None  # the message of value versions beyond ``value``'s
 
 
 @dataclass(frozen=True)
@@ -113,7 +116,10 @@ def load_table(name: str) -> Table:
         )
         for mname, m in raw["messages"].items()
     }
-    records = {r["id"]: RecordType(r["id"], r.get("key"), r["value"]) for r in raw["records"]}
+    records = {
+        r["id"]: RecordType(r["id"], r.get("key"), r["value"], r.get("value_beyond"))
+        for r in raw["records"]
+    }
     return Table(name, raw["topic"], raw["framing"], records, messages)
 
 

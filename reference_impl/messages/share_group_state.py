@@ -1,4 +1,6 @@
-"""``__share_group_state``: the share coordinator's log: per share-partition snapshots and updates of acquired record state (ShareSnapshotKey/Value, ShareUpdateKey/Value) (spec/formats/internal-topics/share-group-state.md, rules SHST-1 to SHST-2)."""
+"""``__share_group_state``: the share coordinator's log, snapshots and updates of each
+share-partition's delivery state (ShareSnapshotKey/Value, ShareUpdateKey/Value;
+spec/formats/internal-topics/share-group-state.md, SHST-1; ShareCoordinatorRecordSerde.java)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""``__transaction_state``: the transaction coordinator's log: one record per transactional id, its producer id and epoch, state and partitions (TransactionLogKey, TransactionLogValue) (spec/formats/internal-topics/transaction-state.md, rules TXLOG-1 to TXLOG-3)."""
+"""``__transaction_state``: the transaction coordinator's log, one record per transactional
+id with its producer id and epoch, state and partitions (TransactionLogKey,
+TransactionLogValue; spec/formats/internal-topics/transaction-state.md, TXLOG-1;
+TransactionLog.java)."""
 
 from __future__ import annotations
 

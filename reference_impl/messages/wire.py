@@ -1,4 +1,5 @@
-"""Kafka's message-schema wire types, read from bytes (spec/formats/internal-topics/message-encoding.md).
+"""Kafka's message-schema wire types, read from bytes
+(spec/formats/internal-topics/message-encoding.md §2).
 
 The records of Kafka's internal topics are Kafka protocol messages: the classes generated from
 the JSON message schemas, read through ``Readable`` (clients/.../common/protocol/Readable.java,
