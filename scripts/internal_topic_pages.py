@@ -54,8 +54,8 @@ def _message(message: Message) -> list[str]:
         f"Versions {_text(message.valid)} (Kafka {releases}), flexible {_text(message.flexible)};"
         f" source `{message.source}`.",
         "",
-        "| field | type | versions | nullable | tag (tagged versions) | default |",
-        "| --- | --- | --- | --- | --- | --- |",
+        "| field | type | versions | nullable | tag (tagged versions) | default | since |",
+        "| --- | --- | --- | --- | --- | --- | --- |",
     ]
     out += _rows(message.fields, "")
     return [*out, ""]
@@ -67,8 +67,10 @@ def _rows(fields: tuple[Field, ...], prefix: str) -> list[str]:
         tag = "" if f.tag is None else f"{f.tag} ({_text(f.tagged)})"
         default = "" if f.default is None else f"`{f.default}`"
         nullable = "" if f.nullable.low > f.nullable.high else _text(f.nullable)
+        since = f"Kafka {f.since}" if f.since else ""
         rows.append(
-            f"| `{prefix}{f.name}` | `{f.type}` | {_text(f.versions)} | {nullable} | {tag} | {default} |"
+            f"| `{prefix}{f.name}` | `{f.type}` | {_text(f.versions)} | {nullable} | {tag} "
+            f"| {default} | {since} |"
         )
         if f.fields:
             rows += _rows(f.fields, f"{prefix}{f.name}{'[]' if f.type.startswith('[]') else ''}.")

@@ -34,4 +34,5 @@ def test_a_changed_table_shows_on_the_page():
     table = load_table("transaction_state")
     rendered = internal_topic_pages.render(table)
     assert "| `TransactionalId` | `string` | 0 |" in rendered
-    assert "| `PreviousProducerId` | `int64` | 1+ |  | 0 (1+) | `-1` |" in rendered
+    assert "| `PreviousProducerId` | `int64` | 1+ |  | 0 (1+) | `-1` |  |" in rendered
+    assert "| `NextProducerEpoch` | `int16` | 1+ |  | 3 (1+) | `-1` | Kafka 4.1 |" in rendered

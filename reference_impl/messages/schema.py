@@ -3,7 +3,9 @@
 Each table was written from Kafka's message schemas (the JSON files of
 clients/.../common/message, metadata/.../common/metadata, group-coordinator/...,
 transaction-coordinator/..., share-coordinator/..., storage/.../message and raft/..., at
-releases 4.0.2 and 4.4.0; each message names its file under ``source``). A table holds the
+releases 4.0.2, 4.1.0, 4.2.0, 4.3.0 and 4.4.0; each message names its file under
+``source``): the layouts are 4.4.0's, ``releases`` gives each release's valid versions and a
+field's ``since`` the release that added it (tagged fields added to a released version). A table holds the
 topic's record types (``records``: the type id and its key and value messages) and each
 message's versions and fields in Kafka's notation (versions ``0+``, ``1-3``, ``none``).
 The spec pages (spec/formats/internal-topics/message-encoding.md §1 says how to read them,
@@ -52,6 +54,7 @@ class Field:
     default: object
     flexible: Versions | None  # a field's own flexibleVersions (none of the tables has one)
     fields: tuple[Field, ...]  # a struct's, or an array of structs'
+    since: str | None = None  # the Kafka release that added it, when later than its message
 
     @property
     def element(self) -> str:
@@ -97,6 +100,7 @@ def _field(raw: dict) -> Field:
         default=raw.get("default"),
         flexible=Versions.parse(raw["flexible"]) if "flexible" in raw else None,
         fields=tuple(_field(f) for f in raw.get("fields", ())),
+        since=raw.get("since"),
     )
 
 
