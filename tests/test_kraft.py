@@ -10,6 +10,8 @@ from pathlib import Path
 
 import pytest
 from click.testing import CliRunner
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from klogspec import cli
 from klogspec.verify.findings import Findings
@@ -148,3 +150,54 @@ def test_verify_and_dump_report_them(metadata_partition):
     )
     summary = json.loads(result.stdout.splitlines()[-1])
     assert result.exit_code == 1 and "KRAFT-6" in summary["errors"][0]["message"]
+
+
+@pytest.mark.req("KRAFT-1")
+def test_dump_reports_a_snapshot_without_its_footer(metadata_partition):
+    snapshot = metadata_partition / "00000000000000000150-0000000002.checkpoint"
+    result = CliRunner().invoke(cli.main, ["dump", "--json", str(snapshot)])
+    assert (
+        result.exit_code == 0
+        and json.loads(result.stdout.splitlines()[-1])["snapshotFrame"] is None
+    )
+    snapshot.write_bytes(HEADER + DATA)
+    result = CliRunner().invoke(cli.main, ["dump", "--json", str(snapshot)])
+    summary = json.loads(result.stdout.splitlines()[-1])
+    assert result.exit_code == 1 and "not a SNAPSHOT_FOOTER" in summary["snapshotFrame"]
+    result = CliRunner().invoke(cli.main, ["dump", "--no-progress", str(snapshot)])
+    assert "KRAFT-1: snapshot ends with no batch or a data batch" in result.stdout
+
+
+@pytest.mark.req("KRAFT-5")
+@settings(max_examples=300, deadline=None)
+@given(
+    text=st.text(max_size=80)
+    | st.builds(
+        json.dumps,
+        st.dictionaries(
+            st.sampled_from(
+                [
+                    "data_version",
+                    "leaderId",
+                    "leaderEpoch",
+                    "votedId",
+                    "clusterId",
+                    "appliedOffset",
+                    "currentVoters",
+                    "votedDirectoryId",
+                ]
+            ),
+            st.none()
+            | st.booleans()
+            | st.integers()
+            | st.text(max_size=5)
+            | st.lists(st.integers()),
+        ),
+    )  # fmt: skip
+)
+def test_hostile_quorum_state_never_raises_anything_else(text):
+    """Whatever the file holds: its state, or a MessageDecodeError with one of the rules."""
+    try:
+        assert isinstance(read_quorum_state(text), dict)
+    except MessageDecodeError as exc:
+        assert exc.rule in ("KRAFT-5", "KRAFT-6", "KRAFT-7")

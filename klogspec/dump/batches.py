@@ -11,6 +11,7 @@ from collections.abc import Iterator
 
 from reference_impl.errors import Category, CorruptRecordError, InvalidFileNameError, KafkaLogError
 from reference_impl.formats.file_naming import FileKind
+from reference_impl.formats.kraft_snapshots import snapshot_frame_problem
 from reference_impl.records import Batch, ControlRecordType, parse_end_txn_marker
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 
@@ -52,6 +53,8 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
                 Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
             dump.error(tail.located(position=valid))
+    if dump.info.kind is FileKind.KRAFT_SNAPSHOT and dump.info.marker is None:
+        summary["snapshotFrame"] = snapshot_frame_problem(dump.path)  # KRAFT-1; None: framed
 
 
 def _entry_size_at(path, position: int) -> int | None:

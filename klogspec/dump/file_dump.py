@@ -73,11 +73,12 @@ class FileDump:
     @property
     def ok(self) -> bool:
         """No errors, no unreadable files, no mismatch the spec rejects, no record that
-        --decode could not decode."""
+        --decode could not decode, no KRaft snapshot without its header or footer."""
         s = self.summary
         rejected = [m for m in s["mismatches"] if m["allowedBy"] is None]
         undecoded = s.get("decoded", {}).get("errors")  # MSG-12: kept, and reported
-        return not (s["errors"] or s["ioErrors"] or rejected or undecoded)
+        unframed = s.get("snapshotFrame")  # KRAFT-1: a snapshot without header or footer
+        return not (s["errors"] or s["ioErrors"] or rejected or undecoded or unframed)
 
     def error(self, exc: KafkaLogError) -> None:
         error = exc.located(file=self.file).to_dict()

@@ -162,6 +162,8 @@ class TextRenderer:
         if s.get("sanityCheck"):
             colour = "green" if s["sanityCheck"] == "passed" else "red"
             facts.append(f"[{colour}]sanity check {s['sanityCheck']}[/]")
+        if s.get("snapshotFrame"):
+            facts.append(f"[red]KRAFT-1: snapshot {escape(s['snapshotFrame'])}[/]")
         decoded = s.get("decoded")
         if decoded is not None:
             facts.append(_decoded_fact(decoded))
