@@ -10,11 +10,11 @@ from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileKind, parse_partition_dir_name
+from reference_impl.formats.kraft_snapshots import METADATA_TOPIC
 from reference_impl.messages import RecordDecoder, decode_record, decoder_for
 
 from .file_dump import FileDump
 
-METADATA_TOPIC = "__cluster_metadata"
 # kept in the summary, so that a file of errors does not make it huge
 _ERROR_EXAMPLES = 10
 

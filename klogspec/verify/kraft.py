@@ -9,6 +9,7 @@ from pathlib import Path
 
 from reference_impl.formats.file_naming import FileKind, classify
 from reference_impl.formats.kraft_snapshots import (
+    METADATA_TOPIC,
     SnapshotId,
     plan_snapshots,
     snapshot_frame_problem,
@@ -18,7 +19,8 @@ from reference_impl.messages.quorum_state import read_quorum_state
 
 from .findings import Findings, Severity
 
-METADATA_TOPIC = "__cluster_metadata"
+__all__ = ["METADATA_TOPIC", "check_metadata_partition"]
+
 QUORUM_STATE = "quorum-state"
 
 

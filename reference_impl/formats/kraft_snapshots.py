@@ -16,6 +16,8 @@ from ..errors import KafkaLogError
 from ..records import ControlRecordType, iter_file_batches
 from ..records.control import parse_control_key
 
+METADATA_TOPIC = "__cluster_metadata"  # the KRaft metadata partition's topic (partition 0)
+
 
 @dataclass(frozen=True, order=True)
 class SnapshotId:
