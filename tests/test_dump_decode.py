@@ -92,3 +92,17 @@ def test_a_named_decoder_reads_any_topic_and_auto_leaves_other_topics(tmp_path):
     result = run("--json", "--decode", "auto", log, expect=0)
     assert "key_decoded" not in records_of(result.stdout)[0]
     assert json.loads(result.stdout.splitlines()[-1])["decoded"]["decoder"] is None
+
+
+def test_the_cli_page_shows_a_decoded_dump_per_internal_topic():
+    """docs/hooks/decoded_examples.py runs the command on a record of each topic at build time."""
+    import sys
+
+    sys.path.insert(0, str(Path(__file__).resolve().parents[1] / "docs" / "hooks"))
+    from decoded_examples import decoded_dumps_section
+
+    page = "\n".join(decoded_dumps_section())
+    for message in ("OffsetCommitValue", "TransactionLogValue", "TopicRecord",
+                    "RemotePartitionDeleteMetadataRecord", "ShareUpdateValue"):  # fmt: skip
+        assert f'"type": "{message}"' in page
+    assert "decode_error" not in page

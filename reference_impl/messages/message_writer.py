@@ -88,3 +88,20 @@ def _value(f: Field, type_: str, version: int, flexible: bool, value) -> bytes:
         return b"\xff"
     body = _struct(f.fields, version, flexible, value)
     return (b"\x01" + body) if nullable else body
+
+
+def coordinator_record(table, type_id: int, key: dict, version: int, value: dict | None):
+    """MSG-8, MSG-9: a coordinator-framed record's key and value (None: a tombstone)."""
+    record_type = table.records[type_id]
+    key_message = table.messages[record_type.key]
+    key_bytes = struct.pack(">h", type_id) + write_message(key_message, key_message.valid.low, key)
+    if value is None:
+        return key_bytes, None
+    body = write_message(table.messages[record_type.value], version, value)
+    return key_bytes, struct.pack(">h", version) + body
+
+
+def metadata_value(table, api_key: int, version: int, value: dict) -> bytes:
+    """MSG-10: a metadata-framed value (frame version 1, api key, version, the message)."""
+    message = table.messages[table.records[api_key].value]
+    return uvarint(1) + uvarint(api_key) + uvarint(version) + write_message(message, version, value)
