@@ -201,3 +201,10 @@ def test_hostile_quorum_state_never_raises_anything_else(text):
         assert isinstance(read_quorum_state(text), dict)
     except MessageDecodeError as exc:
         assert exc.rule in ("KRAFT-5", "KRAFT-6", "KRAFT-7")
+
+
+def test_a_partition_that_is_not_a_local_directory_is_left_alone():
+    """The scan job's partitions may be URLs: the KRaft checks list local directories only."""
+    findings = Findings()
+    check_metadata_partition("s3://bucket/logs/__cluster_metadata-0", 0, 0, findings)
+    assert findings.done() == []

@@ -30,8 +30,12 @@ def check_metadata_partition(
     """KRAFT-1 for each complete snapshot, KRAFT-2 to KRAFT-4 for the set of them (the log
     start offset is the first segment's base offset, as the loader makes it), KRAFT-5 to
     KRAFT-7 for quorum-state."""
+    try:
+        children = sorted(Path(path).iterdir())
+    except OSError:  # not a local directory (a URL the scan job reads): nothing to list here
+        return
     files = {}
-    for child in sorted(Path(path).iterdir()):
+    for child in children:
         info = classify(child)
         if info.kind is FileKind.KRAFT_SNAPSHOT and info.base_offset is not None:
             files[str(child)] = (SnapshotId(info.base_offset, info.epoch or 0), info.marker)
