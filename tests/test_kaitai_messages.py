@@ -1,6 +1,7 @@
-"""The Kaitai description of offset commits (kaitai/kafka_offset_commit.ksy) and the
-table-driven decoder (reference_impl/messages) read every offset commit alike: two
-independent readings of spec/formats/internal-topics/consumer-offsets.md."""
+"""The Kaitai descriptions of offset commits and KRaft control records
+(kaitai/kafka_offset_commit.ksy, kafka_kraft_control.ksy) and the
+table-driven decoder (reference_impl/messages) read every offset commit and every KRaft control
+record of the corpus alike: two independent readings of spec/formats/internal-topics/."""
 
 from __future__ import annotations
 
@@ -10,6 +11,7 @@ from io import BytesIO
 import pytest
 from kaitaistruct import KaitaiStream, ValidationNotAnyOfError
 
+from kaitai.generated.kafka_kraft_control import KafkaKraftControl
 from kaitai.generated.kafka_offset_commit import KafkaOffsetCommit
 from reference_impl.messages import decode_record, decoder_for
 from reference_impl.records import iter_file_batches
@@ -72,3 +74,47 @@ def test_every_corpus_offset_commit_reads_alike(corpus):
                     ), (path, record.offset)
                     compared += 1
     assert compared == 9111  # every offset commit of the corpus (tests/test_messages_corpus.py)
+
+
+def kaitai_control(control_type: str, value: bytes) -> dict:
+    stream = KaitaiStream(BytesIO(value))
+    if control_type == "LEADER_CHANGE":
+        v = KafkaKraftControl(stream)
+        voters = [
+            [{"VoterId": x.voter_id} for x in vs.voters] for vs in (v.voters, v.granting_voters)
+        ]
+        return {"Version": v.version, "LeaderId": v.leader_id, "Voters": voters[0],
+                "GrantingVoters": voters[1]}  # fmt: skip
+    if control_type == "SNAPSHOT_HEADER":
+        v = KafkaKraftControl.SnapshotHeader(stream)
+        return {"Version": v.version, "LastContainedLogTimestamp": v.last_contained_log_timestamp}
+    if control_type == "SNAPSHOT_FOOTER":
+        return {"Version": KafkaKraftControl.SnapshotFooter(stream).version}
+    v = KafkaKraftControl.KraftVersion(stream)
+    return {"Version": v.version, "KRaftVersion": v.kraft_version}
+
+
+@pytest.mark.req("MSG-11", "META-2")
+def test_every_corpus_kraft_control_record_reads_alike(corpus):
+    metadata, seen = decoder_for("metadata", None), set()
+    files = [*corpus.rglob("__cluster_metadata-0/*.log"), *corpus.rglob("*.checkpoint")]
+    for path in sorted(files):
+        with open(path, "rb") as handle:
+            for batch in iter_file_batches(handle):
+                if not batch.is_control:
+                    continue
+                for record in batch.records():
+                    key, value = decode_record(metadata, record.key, record.value, control=True)
+                    fields = {k: v for k, v in value.items() if k not in ("type", "version")}
+                    assert kaitai_control(key["controlType"], record.value) == fields, path
+                    seen.add(key["controlType"])
+    assert seen == {"LEADER_CHANGE", "SNAPSHOT_HEADER", "SNAPSHOT_FOOTER"}
+
+
+def test_a_kraft_version_record_reads_alike():
+    value = struct.pack(">hh", 0, 1) + b"\x00"
+    key, decoded = decode_record(
+        decoder_for("metadata", None), struct.pack(">hh", 0, 5), value, control=True
+    )
+    assert kaitai_control("KRAFT_VERSION", value) == {"Version": 0, "KRaftVersion": 1}
+    assert decoded == {"type": "KRaftVersionRecord", "version": 0, "Version": 0, "KRaftVersion": 1}
