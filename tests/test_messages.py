@@ -337,3 +337,11 @@ def test_an_offset_commit_row_takes_the_defaults_of_missing_fields():
     assert tombstone["offset"] is None and tombstone["group"] == "g1"
     group_key, _ = decode_record(OFFSETS, i16(2) + s16("g"), None)
     assert offset_commit(group_key, None) is None
+
+
+@pytest.mark.req("MSG-11")
+def test_an_unknown_control_type_names_its_id():
+    _, value = decode_record(METADATA, i16(0) + i16(9), b"\x00\x00", control=True)
+    assert "record type 9" in error_of(value)["reason"]
+    _, value = decode_record(METADATA, i16(0) + i16(3), None, control=True)
+    assert "the value is null" in error_of(value)["reason"]

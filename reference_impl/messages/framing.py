@@ -53,7 +53,7 @@ def coordinator_key(table: Table, key: bytes | None) -> tuple[dict, int]:
     """MSG-8: the key, and its record type id. Kafka reads a key message whatever its
     version, since every key field is in every version."""
     if key is None:
-        raise MessageDecodeError(f"a record of {table.topic} has a key", "MSG-8", 0)
+        raise MessageDecodeError(f"the key is null: a {table.topic} record needs one", "MSG-8", 0)
     reader = Reader(key)
     type_id = reader.int16()
     record_type = _record_type(table, type_id, 0, "MSG-8")
@@ -91,7 +91,9 @@ def metadata_key(table: Table, key: bytes | None) -> tuple[None, None]:
 def metadata_value(table: Table, context: None, value: bytes | None) -> dict:
     """MSG-10: a metadata record's value: frame version 1, api key, version, the message."""
     if value is None:
-        raise MessageDecodeError(f"a record of {table.topic} has a value", "MSG-10", 0)
+        raise MessageDecodeError(
+            f"the value is null: a {table.topic} record needs one", "MSG-10", 0
+        )
     reader = Reader(value)
     frame = _frame_number(reader, "frame version")
     if frame != _FRAME_VERSION:
@@ -131,9 +133,11 @@ def control_value(table: Table, key: bytes, value: bytes | None) -> dict:
             return {"type": "EndTxnMarker", "version": version, "CoordinatorEpoch": epoch}
     except KafkaLogError as exc:
         raise MessageDecodeError(str(exc), "MSG-11", 0) from None
-    record_type = _record_type(table, int(control_type), 2, "MSG-11")
+    record_type = _record_type(table, CONTROL_KEY.unpack_from(key)[1], 2, "MSG-11")
     if value is None:
-        raise MessageDecodeError(f"a {control_type.name} record has a value", "MSG-11", 0)
+        raise MessageDecodeError(
+            f"the value is null: a {control_type.name} record needs one", "MSG-11", 0
+        )
     return _decoded(table, record_type.value, Reader(value), 0)
 
 
