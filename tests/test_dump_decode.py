@@ -106,3 +106,18 @@ def test_the_cli_page_shows_a_decoded_dump_per_internal_topic():
                     "RemotePartitionDeleteMetadataRecord", "ShareUpdateValue"):  # fmt: skip
         assert f'"type": "{message}"' in page
     assert "decode_error" not in page
+
+
+@pytest.mark.req("MSG-7", "MSG-12")
+def test_verify_deep_reports_a_record_that_is_not_its_topics_message(offsets_dir):
+    result = CliRunner().invoke(cli.main, ["verify", "--deep", "--json", str(offsets_dir)])
+    findings = [json.loads(line) for line in result.stdout.splitlines()][:-1]
+    bad = [f for f in findings if f["rule"].startswith("MSG-")]
+    assert [(f["rule"], f["offset"], f["severity"]) for f in bad] == [("MSG-7", 2, "error")]
+    assert (
+        "is not a __consumer_offsets message: OffsetCommitValue has no version 7"
+        in bad[0]["message"]
+    )
+    assert result.exit_code == 1
+    shallow = CliRunner().invoke(cli.main, ["verify", "--json", str(offsets_dir)])
+    assert "MSG-" not in shallow.stdout
