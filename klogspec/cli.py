@@ -26,6 +26,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from reference_impl.formats.file_naming import FileKind
+from reference_impl.messages import DECODER_NAMES
 
 from .dump import DUMPABLE_KINDS, DumpOptions, dump_paths
 from .dump.render import JsonRenderer, TextRenderer
@@ -170,11 +171,18 @@ def json_option(command):
     "--include-quarantine", is_flag=True,
     help="Also walk the .klogspec-quarantine folders klogspec recover leaves.",
 )  # fmt: skip
+@click.option(
+    "--decode", type=click.Choice(DECODER_NAMES), default="none", is_flag=False,
+    flag_value="auto", show_default=True,
+    help="Decode each record's key and value as the internal topic's messages "
+    "(key_decoded, value_decoded; implies --deep); auto (the default of a bare --decode) picks "
+    "the decoder by the partition directory's topic.",
+)  # fmt: skip
 @no_progress_option
 @json_option
 def dump(
     paths, deep, print_data, index_sanity_check, verify_index_only, max_bytes, file_type,
-    include_quarantine, progress, as_json,
+    include_quarantine, decode, progress, as_json,
 ):  # fmt: skip
     """Decode segment, index, snapshot and checkpoint files, or whole log directories.
 
@@ -186,14 +194,19 @@ def dump(
     piece kept there (00000000000000060611.log.490950-998265: bytes [490950, 998265) of
     that .log) is dumped as its file, with that file's positions.
 
+    With --decode, the records of __consumer_offsets, __transaction_state,
+    __cluster_metadata (and its snapshots), __remote_log_metadata and __share_group_state
+    carry their keys and values as Kafka's messages; one that does not decode is kept in
+    base64 with the reason.
+
     Exit status: 0 clean; 1 when a file has errors, CRC failures, index mismatches
-    the spec does not allow, or trailing bytes; 2 when the command cannot run (a file
+    the spec does not allow, trailing bytes or records --decode could not decode; 2 when the command cannot run (a file
     named that cannot be dumped, such as one whose name is not a Kafka file's and no
     --type).
     """
     options = DumpOptions(
         deep, print_data, index_sanity_check, verify_index_only, max_bytes,
-        FileKind(file_type) if file_type else None, include_quarantine,
+        FileKind(file_type) if file_type else None, include_quarantine, decode,
     )  # fmt: skip
     err = stderr_console()
     renderer = JsonRenderer() if as_json else TextRenderer(stdout_console(), options)

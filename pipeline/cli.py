@@ -16,6 +16,7 @@ from rich.table import Table
 
 from klogspec.cli import EXIT_FINDINGS, EXIT_USAGE, json_option, stderr_console, stdout_console
 from klogspec.verify import Severity, exit_status
+from reference_impl.messages import DECODER_NAMES
 
 _err = stderr_console()
 
@@ -118,15 +119,27 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, as_json):
 @click.option("--split-size", default="128m", show_default=True,
               help="Bytes per task of a big segment (e.g. 64m, 1g).")  # fmt: skip
 @click.option("--overwrite", is_flag=True, help="Replace OUT if it exists.")
+@click.option(
+    "--decode", type=click.Choice(DECODER_NAMES), default="none", is_flag=False,
+    flag_value="auto", show_default=True,
+    help="Decode internal topics' keys and values (key_decoded, value_decoded) and write "
+    "OUT/_offset_commits and OUT/_cluster_metadata; auto picks by topic.",
+)  # fmt: skip
 @spark_options
 @json_option
-def extract(paths, out, skip_control, on_error, split_size, overwrite, master, conf, as_json):
+def extract(
+    paths, out, skip_control, on_error, split_size, overwrite, decode, master, conf, as_json
+):  # fmt: skip
     """Write the records of Kafka segments to Parquet, partitioned by topic and partition.
 
     Each PATH is a .log file, a partition or log directory, a tree of them, or a URL
     (s3://, gs://, hdfs://...). Compressed batches are decoded; control records are kept
     and flagged (is_control, control_type) unless --skip-control. The columns are the
-    kafka-segments data source's record level (docs/pipeline.md).
+    kafka-segments data source's record level (docs/pipeline.md). With --decode, the
+    records of internal topics also carry key_decoded and value_decoded (JSON), and two
+    typed tables are written: OUT/_offset_commits (group, topic, partition, offset, leader
+    epoch, metadata, commit and expire time) and OUT/_cluster_metadata (each metadata
+    record's type, version, fields and the topic and partition it describes).
 
     Exit status: 0 written; 1 a corrupt batch stopped it (--on-error fail); 2 the command
     could not run (a missing path, OUT exists).
@@ -141,9 +154,10 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, master, c
         raise click.BadParameter(str(exc), param_hint="--split-size")
     spark = _session(master, conf)
     try:
-        run_extract(
+        tables = run_extract(
             spark, list(paths), out, skip_control=skip_control, on_error=on_error,
             split_size=split_size, mode="overwrite" if overwrite else "errorifexists",
+            decode=decode,
         )  # fmt: skip
     except Exception as exc:  # Spark wraps executors' errors: show the line of ours
         message, corrupt = _cause(exc)
@@ -155,12 +169,15 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, master, c
             line = {"topic": topic, "partition": partition, "records": records,
                     "controlRecords": control}  # fmt: skip
             click.echo(_json(line))
-        click.echo(_json({"type": "summary", "out": out, "records": sum(c[2] for c in counts)}))
+        summary = {"type": "summary", "out": out, "records": sum(c[2] for c in counts)}
+        click.echo(_json(summary | ({"decodedTables": tables} if tables else {})))
         return
     table = Table("topic", "partition", "records", "control records", title=f"{out}")
     for topic, partition, records, control in counts:
         table.add_row(escape(str(topic)), str(partition), str(records), str(control))
     stdout_console().print(table)
+    for name, rows in tables.items():
+        stdout_console().print(f"{escape(out)}/_{name}: {rows} rows")
 
 
 def _json(value) -> str:

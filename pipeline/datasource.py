@@ -5,6 +5,7 @@
           .option("level", "record")        # or "batch"
           .option("on_error", "fail")       # or "skip", "report"
           .option("split_size", "128m")     # bytes per input partition of a big segment
+          .option("decode", "auto")         # internal topics' keys and values (decoded.py)
           .load("/var/lib/kafka/data"))     # or .load([path, ...]); URLs work too
 
 Planning (``partitions()``, on the driver) lists the files and cuts them into byte
@@ -23,6 +24,9 @@ import os
 import re
 
 from pyspark.sql.datasource import DataSource, DataSourceReader, InputPartition
+from pyspark.sql.types import StructType
+
+from reference_impl.messages import DECODER_NAMES
 
 from .schema import arrow_schema, spark_schema
 from .splits import DEFAULT_OPEN_COST, DEFAULT_SPLIT_SIZE, SegmentRange
@@ -73,25 +77,48 @@ class KafkaSegmentsDataSource(DataSource):
         arrow_schema(level, on_error)  # validates both
         return paths, level, on_error, (split_size, open_cost, max(1, min_partitions))
 
+    def _decode(self, level: str) -> str:
+        """The ``decode`` option: a decoder of reference_impl.messages, ``auto`` or ``none``."""
+        decode = self.options.get("decode", "none")
+        if decode not in DECODER_NAMES or (decode != "none" and level != "record"):
+            raise ValueError(
+                f"{NAME}: decode must be one of {', '.join(DECODER_NAMES)} "
+                f"(and needs level=record), not {decode!r}"
+            )
+        return decode
+
     def schema(self):
         _, level, on_error, _ = self._options()
-        return spark_schema(level, on_error)
+        return _with_decoded(spark_schema(level, on_error), self._decode(level))
 
     def reader(self, schema) -> DataSourceReader:
         paths, level, on_error, sizes = self._options()
-        expected = spark_schema(level, on_error)
+        decode = self._decode(level)
+        expected = _with_decoded(spark_schema(level, on_error), decode)
         if schema != expected:
             raise ValueError(
                 f"{NAME} has a fixed schema for level={level}, on_error={on_error}; "
                 f"do not pass .schema(): select or cast the columns instead"
             )
-        return KafkaSegmentsReader(paths, level, on_error, sizes)
+        return KafkaSegmentsReader(paths, level, on_error, sizes, decode)
+
+
+def _with_decoded(schema, decode: str):
+    """The record level's columns, and decoded.py's two when ``decode`` is not none."""
+    if decode == "none":
+        return schema
+    from .decoded import DECODED_COLUMNS, _spark_schema
+
+    return StructType(schema.fields + _spark_schema(DECODED_COLUMNS).fields)
 
 
 class KafkaSegmentsReader(DataSourceReader):
-    def __init__(self, paths: list[str], level: str, on_error: str, sizes: tuple) -> None:
+    def __init__(
+        self, paths: list[str], level: str, on_error: str, sizes: tuple, decode: str = "none"
+    ) -> None:
         self.paths, self.level, self.on_error = paths, level, on_error
         self.split_size, self.open_cost, self.min_partitions = sizes
+        self.decode = decode
 
     def partitions(self):
         from .splits import plan_partitions
@@ -106,4 +133,10 @@ class KafkaSegmentsReader(DataSourceReader):
         from .reader import read_range
 
         for segment_range in partition.value:
-            yield from read_range(segment_range, self.level, self.on_error)
+            batches = read_range(segment_range, self.level, self.on_error)
+            if self.decode == "none":
+                yield from batches
+            else:
+                from .decoded import add_decoded
+
+                yield from (add_decoded(batch, self.decode) for batch in batches)

@@ -3,7 +3,9 @@ partition (``OUT/topic=<t>/partition=<p>/part-*.parquet``).
 
 The rows are the data source's record level (schema.py): compressed batches decoded,
 control records kept with ``is_control`` and ``control_type`` set, or left out with
-``skip_control``. Within each file, rows are in (file, position, offset) order.
+``skip_control``. Within each file, rows are in (file, position, offset) order. With
+``decode``, internal topics' records carry ``key_decoded`` and ``value_decoded``, and the
+tables of offset commits and metadata records are written beside them (decoded.py).
 """
 
 from __future__ import annotations
@@ -19,6 +21,7 @@ def read_segments(
     level: str = "record",
     on_error: str = "fail",
     split_size: int | str = DEFAULT_SPLIT_SIZE,
+    decode: str = "none",
 ):
     """The data source over ``paths``, spread over the session's cores."""
     return (
@@ -27,6 +30,7 @@ def read_segments(
         .option("on_error", on_error)
         .option("split_size", str(split_size))
         .option("min_partitions", str(spark.sparkContext.defaultParallelism))
+        .option("decode", decode)
         .load(list(paths))
     )
 
@@ -40,10 +44,13 @@ def extract(
     on_error: str = "fail",
     split_size: int | str = DEFAULT_SPLIT_SIZE,
     mode: str = "errorifexists",
-) -> None:
+    decode: str = "none",
+) -> dict[str, int]:
+    """Write the records; with ``decode``, their decoded columns and the typed tables of
+    decoded.py too (the rows of each, returned)."""
     from pyspark.sql import functions as F
 
-    frame = read_segments(spark, paths, on_error=on_error, split_size=split_size)
+    frame = read_segments(spark, paths, on_error=on_error, split_size=split_size, decode=decode)
     if skip_control:  # error rows (on_error=report) have no flag: they are kept
         frame = frame.where(F.col("is_control").isNull() | ~F.col("is_control"))
     (
@@ -52,6 +59,11 @@ def extract(
         .partitionBy("topic", "partition")
         .parquet(out)
     )
+    if decode == "none":
+        return {}
+    from .decoded import write_decoded_tables
+
+    return write_decoded_tables(spark, frame, out, mode)
 
 
 def written(spark, out: str) -> list[tuple]:

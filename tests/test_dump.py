@@ -588,7 +588,8 @@ def test_klogspec_group_lists_dump():
 @pytest.mark.corpus
 def test_dump_exits_0_on_every_corpus_file(corpus):
     """Every .log, index, snapshot, checkpoint, partition.metadata, meta.properties, KRaft
-    .checkpoint and .kafka_cleanshutdown of the corpus, in one walk, in text and as JSON."""
+    .checkpoint, quorum-state and .kafka_cleanshutdown of the corpus, in one walk, in text and
+    as JSON."""
     started = time.monotonic()
     text = run(corpus, expect=0)
     assert "Traceback" not in text.output
@@ -604,6 +605,7 @@ def test_dump_exits_0_on_every_corpus_file(corpus):
         "partition_metadata": 400, "recovery_point_checkpoint": 16,
         "replication_offset_checkpoint": 16, "log_start_offset_checkpoint": 15,
         "cleaner_offset_checkpoint": 16, "meta_properties": 16, "clean_shutdown": 4,
+        "quorum_state": 6,
     }  # fmt: skip
     batches = sum(1 for e in events if e["type"] == "batch")
     assert batches == sum(s["batches"] or 0 for s in events if s["type"] == "summary")

@@ -12,7 +12,8 @@ functions alike, since a reader has to follow each of them. The rules:
 * inside ``reference_impl``, layers from the bottom: ``errors``, ``constants`` and
   ``_speedups`` (the compiled kernels' extension; the glue that drives a kernel lives
   beside the code it speeds up); then ``records/`` (bytes of batches); then ``formats/``
-  (the other files, as codecs); then ``log/`` (the log, on files); a module imports only
+  (the other files, as codecs) and, beside it, ``messages/`` (the meaning of internal topics'
+  records, which the log never reads); then ``log/`` (the log, on files); a module imports only
   its own layer and those below, and only the package root, which re-exports the public
   API, may import everything;
 * no import cycle anywhere among them.
@@ -44,6 +45,7 @@ LAYERS = {
     "reference_impl._speedups": 0,  # the compiled extension and its switch: imports nothing of ours
     "reference_impl.records": 1,
     "reference_impl.formats": 2,
+    "reference_impl.messages": 2,  # what internal topics' records mean: beside formats, off the log's path
     "reference_impl.log": 3,
     "reference_impl": 4,
 }
@@ -266,3 +268,17 @@ def test_the_layer_check_finds_an_upward_import(tmp_path):
     assert downward(edges) == [
         "reference_impl.records.batch (layer 1) imports reference_impl.log.segment (layer 3)"
     ]
+
+
+def test_the_log_never_reads_what_records_mean(graph):
+    """``messages/`` decodes internal topics' records for the tools; nothing else of the
+    reference imports it, so the log reads and recovers the same bytes with or without it."""
+    edges, _ = graph
+    users = sorted(
+        module
+        for module, targets in edges.items()
+        if module.startswith("reference_impl")
+        and not module.startswith("reference_impl.messages")
+        and any(t.startswith("reference_impl.messages") for t in targets)
+    )
+    assert users == []

@@ -22,7 +22,7 @@ MODULES = sorted(
     if p.name != "__init__.py"
 )
 FILE = re.compile(r"`(reference_impl/[\w/]+\.py)`")
-SPEC_PAGE = re.compile(r"spec/(?:formats|behaviour)/[\w-]+\.md|spec/README\.md")
+SPEC_PAGE = re.compile(r"spec/(?:formats|behaviour)/(?:[\w-]+/)?[\w-]+\.md|spec/README\.md")
 KAFKA_SOURCE = re.compile(r"\b\w+\.(?:java|scala)\b")
 MAX_MODULE_LINES = 420  # ~400: a little room before a module must be split
 

@@ -777,7 +777,9 @@ def test_discovery_order_is_stable(tmp_path):
 # kraft-3.5.0-and-ksql-txn fail. The latter is not in SOURCES.md: its
 # kafka_data/__consumer_offsets-29 has a 0-byte .log while its leader-epoch-checkpoint has
 # epochs starting at offsets 2 and 4 (and replication-offset-checkpoint a high watermark of
-# 5): the copy lost that log's data, which verify reports (PART-7).
+# 5): the copy lost that log's data, which verify reports (PART-7). Each __cluster_metadata-0
+# with a snapshot says which one a restart loads (KRAFT-4); no snapshot of the corpus is
+# partial, scheduled for deletion, below its log's start or badly framed (KRAFT-1 to KRAFT-3).
 CORPUS = {
     "gzip-idempotent-epochs": (0, {("PART-5", "info"): 1}),
     "gzip-v2-kafkajs": (0, {("PART-5", "info"): 3}),
@@ -787,11 +789,13 @@ CORPUS = {
     "kafka-3.x-3brokers-multiseg": (0, {("PART-5", "info"): 3}),
     "kafkalite-v0": (0, {}),
     "kraft-3.5.0-and-ksql-txn": (1, {("CLEAN-1", "info"): 1, ("PART-5", "info"): 7,
-                                     ("PART-6", "info"): 2, ("PART-7", "warning"): 2}),
-    "kraft-ksql-transactional": (1, {("CLEAN-1", "info"): 1, ("PART-3", "warning"): 2}),
+                                     ("PART-6", "info"): 2, ("PART-7", "warning"): 2,
+                                     ("KRAFT-4", "info"): 2}),
+    "kraft-ksql-transactional": (1, {("CLEAN-1", "info"): 1, ("PART-3", "warning"): 2,
+                                     ("KRAFT-4", "info"): 1}),
     "kraft-metadata-multiseg": (0, {("TIDX-9", "info"): 1, ("PART-2", "info"): 1,
-                                    ("PART-5", "info"): 2}),
-    "kraft-snapshots-idempotent": (0, {("PART-5", "info"): 3}),
+                                    ("PART-5", "info"): 2, ("KRAFT-4", "info"): 1}),
+    "kraft-snapshots-idempotent": (0, {("PART-5", "info"): 3, ("KRAFT-4", "info"): 1}),
     "lz4-confluent-metrics": (0, {("PART-5", "info"): 3}),
     "snappy-kraft-nonzero-base": (0, {("CLEAN-1", "info"): 1}),
     "snappy-v2": (0, {("PART-5", "info"): 2}),

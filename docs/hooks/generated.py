@@ -14,6 +14,7 @@ import tomllib
 from pathlib import Path
 
 import click
+from decoded_examples import decoded_dumps_section
 from spec_pages import Requirement
 
 # --- CLI reference ------------------------------------------------------------------------------
@@ -161,6 +162,7 @@ def cli_page(repo: Path) -> str:
     ]
     for name, command in commands.items():
         out += _command_section(name, command, ctx, 2)
+    out += decoded_dumps_section()
     return "\n".join(out)
 
 

@@ -36,7 +36,7 @@ from ..walk import path_order
 from .batches import dump_batches
 from .file_dump import DumpOptions, FileDump
 from .indexes import dump_index, dump_txn_index
-from .small_files import dump_producer_snapshot, dump_properties, text_dumper
+from .small_files import dump_producer_snapshot, dump_properties, dump_quorum_state, text_dumper
 
 __all__ = ["DumpOptions", "FileDump", "dump_paths"]
 
@@ -58,6 +58,7 @@ DUMPERS = {
         checkpoints.read_clean_shutdown, "clean_shutdown", many=False
     ),
     FileKind.META_PROPERTIES: dump_properties,
+    FileKind.QUORUM_STATE: dump_quorum_state,
     **{
         kind: text_dumper(checkpoints.read_offset_checkpoint, "offset_checkpoint_entry")
         for kind in FileKind

@@ -11,10 +11,12 @@ from collections.abc import Iterator
 
 from reference_impl.errors import Category, CorruptRecordError, InvalidFileNameError, KafkaLogError
 from reference_impl.formats.file_naming import FileKind
+from reference_impl.formats.kraft_snapshots import snapshot_frame_problem
 from reference_impl.records import Batch, ControlRecordType, parse_end_txn_marker
 from reference_impl.records.control import CONTROL_KEY, parse_control_key
 
 from ..walk import EntryWalk, header_problem
+from .decode import add_decoded, record_decoder
 from .file_dump import FileDump
 
 
@@ -31,6 +33,7 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
     if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
+    dump.decoder = record_decoder(dump)
     with open(dump.path, "rb") as handle:
         walk = EntryWalk(handle, file=dump.file, end=end)
         for item in walk:
@@ -50,6 +53,8 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
                 Category.TRUNCATED_BATCH, f"{end - valid} bytes after the last whole entry"
             )
             dump.error(tail.located(position=valid))
+    if dump.info.kind is FileKind.KRAFT_SNAPSHOT and dump.info.marker is None:
+        summary["snapshotFrame"] = snapshot_frame_problem(dump.path)  # KRAFT-1; None: framed
 
 
 def _entry_size_at(path, position: int) -> int | None:
@@ -128,6 +133,8 @@ def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> li
         ]
         if batch.is_control:
             item["control"] = _control(record, problems)
+        if dump.decoder is not None:
+            add_decoded(dump, dump.decoder, record, batch.is_control, item)
         out.append(item)
     return out
 

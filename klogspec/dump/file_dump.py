@@ -25,10 +25,11 @@ class DumpOptions:
     max_bytes: int | None = None
     file_type: FileKind | None = None  # what every named file holds, whatever its name
     include_quarantine: bool = False
+    decode: str = "none"  # --decode: a decoder of reference_impl.messages, auto or none
 
     @property
     def records(self) -> bool:
-        return self.deep or self.print_data
+        return self.deep or self.print_data or self.decode != "none"
 
     @property
     def list_index_entries(self) -> bool:
@@ -46,6 +47,7 @@ class FileDump:
     dumper: Callable[[FileDump], Iterator[dict]] | None = field(default=None, repr=False)
     summary: dict = field(default_factory=dict)
     piece: StoredPiece | None = None  # a quarantined piece: positions are its original's
+    decoder: object = field(default=None, repr=False)  # --decode's, for a file of batches
 
     @property
     def origin(self) -> int:
@@ -70,10 +72,13 @@ class FileDump:
 
     @property
     def ok(self) -> bool:
-        """No errors, no unreadable files, no mismatch the spec rejects."""
+        """No errors, no unreadable files, no mismatch the spec rejects, no record that
+        --decode could not decode, no KRaft snapshot without its header or footer."""
         s = self.summary
         rejected = [m for m in s["mismatches"] if m["allowedBy"] is None]
-        return not (s["errors"] or s["ioErrors"] or rejected)
+        undecoded = s.get("decoded", {}).get("errors")  # MSG-12: kept, and reported
+        unframed = s.get("snapshotFrame")  # KRAFT-1: a snapshot without header or footer
+        return not (s["errors"] or s["ioErrors"] or rejected or undecoded or unframed)
 
     def error(self, exc: KafkaLogError) -> None:
         error = exc.located(file=self.file).to_dict()

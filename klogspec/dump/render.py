@@ -67,6 +67,10 @@ _COLUMNS = {
     "leader_epoch_entry": [("epoch", "epoch", 8), ("startOffset", "startOffset", 12)],
     "partition_metadata": [("version", "version", 7), ("topicId", "topicId", 22)],
     "property": [("key", "key", 20), ("value", "value", 24)],
+    "quorum_state": [
+        ("dataVersion", "data_version", 11), ("leaderId", "leaderId", 8),
+        ("leaderEpoch", "leaderEpoch", 11), ("votedId", "votedId", 7),
+    ],
     "clean_shutdown": [
         ("version", "version", 7), ("brokerEpoch", "brokerEpoch", 12), ("readable", "readable", 8)
     ],
@@ -137,6 +141,9 @@ class TextRenderer:
             text += " control: " + " ".join(f"{k}={v}" for k, v in record["control"].items())
         if self.options.print_data:
             text += f" key: {_preview(record['key'])} payload: {_preview(record['value'])}"
+        if "key_decoded" in record:  # kafka-dump-log's decoders print the messages as JSON
+            text += f" key_decoded: {_compact(record['key_decoded'])}"
+            text += f" value_decoded: {_compact(record['value_decoded'])}"
         return text
 
     def finish(self, file_dump: FileDump) -> None:
@@ -155,6 +162,11 @@ class TextRenderer:
         if s.get("sanityCheck"):
             colour = "green" if s["sanityCheck"] == "passed" else "red"
             facts.append(f"[{colour}]sanity check {s['sanityCheck']}[/]")
+        if s.get("snapshotFrame"):
+            facts.append(f"[red]KRAFT-1: snapshot {escape(s['snapshotFrame'])}[/]")
+        decoded = s.get("decoded")
+        if decoded is not None:
+            facts.append(_decoded_fact(decoded))
         if s.get("nonConsecutiveOffsets"):
             facts.append(f"{len(s['nonConsecutiveOffsets'])} non-consecutive offsets")
         if s.get("maxBytesReached"):
@@ -180,6 +192,23 @@ class TextRenderer:
             where = f" ({where})" if where else ""
             self.console.print(f"  [red]error[/] {e['category']}: {escape(e['message'])}{where}")
         self.console.print()
+
+
+def _compact(value) -> str:
+    return json.dumps(value, separators=(",", ":"), ensure_ascii=False)
+
+
+def _decoded_fact(decoded: dict) -> str:
+    if decoded["decoder"] is None:
+        return "[yellow]not an internal topic's file: records not decoded[/]"
+    fact = f"{_count(decoded['records'], 'record', 'records')} decoded ({decoded['decoder']})"
+    if decoded["errors"]:
+        first = decoded["errorExamples"][0]
+        fact += (
+            f", [red]{decoded['errors']} did not decode[/] (first at offset {first['offset']}: "
+            f"{escape(first['reason'])}, {first['rule']})"
+        )
+    return fact
 
 
 def _count(n: int, one: str, many: str) -> str:

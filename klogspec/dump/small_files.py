@@ -1,14 +1,17 @@
 """``klogspec dump`` of the small files: producer ``.snapshot`` files, the text checkpoints,
-``partition.metadata``, ``meta.properties`` and ``.kafka_cleanshutdown``
-(spec/formats/producer-snapshot.md, checkpoint-files.md)."""
+``partition.metadata``, ``meta.properties``, ``.kafka_cleanshutdown`` and KRaft's
+``quorum-state`` (spec/formats/producer-snapshot.md, checkpoint-files.md,
+internal-topics/cluster-metadata.md)."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from reference_impl.errors import CorruptSnapshotError, KafkaLogError
+from reference_impl.errors import CorruptCheckpointError, CorruptSnapshotError, KafkaLogError
 from reference_impl.formats import checkpoints
 from reference_impl.formats.producer_snapshot import read_snapshot, snapshot_trailing_bytes
+from reference_impl.messages import MessageDecodeError
+from reference_impl.messages.quorum_state import read_quorum_state
 
 from .file_dump import FileDump, event_fields
 
@@ -50,3 +53,13 @@ def dump_properties(dump: FileDump) -> Iterator[dict]:
         return
     for key, value in properties.items():
         yield {"type": "property", "key": key, "value": value}
+
+
+def dump_quorum_state(dump: FileDump) -> Iterator[dict]:
+    """A KRaft ``quorum-state`` file (KRAFT-5 to KRAFT-7): its election state as one event."""
+    try:
+        state = read_quorum_state(dump.path.read_text(encoding="utf-8", errors="replace"))
+    except MessageDecodeError as exc:
+        dump.error(CorruptCheckpointError(f"{exc.reason} ({exc.rule})", position=0))
+        return
+    yield {"type": "quorum_state", **state}

@@ -24,6 +24,7 @@ from .files import (
     read_small_file,
 )
 from .findings import Finding, Findings, Severity
+from .kraft import METADATA_TOPIC, check_metadata_partition
 from .segment import SegmentSummary
 
 # Topics Kafka always creates with cleanup.policy=compact: gaps in them are compaction's
@@ -53,6 +54,9 @@ def verify_partition(
         _check_snapshot(snapshot, findings)
     if log_dir is not None and partition.topic is not None and segments:
         _check_log_dir_entries(partition, segments, log_dir, findings)
+    if partition.topic == METADATA_TOPIC:
+        log_start = segments[0].files.base_offset if segments else 0
+        check_metadata_partition(partition.path, log_start, leo or 0, findings)
     return findings.done()
 
 

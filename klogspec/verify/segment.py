@@ -33,6 +33,7 @@ from .index import (
     missing_marker_entry,
     read_index,
 )
+from .internal_topics import check_record_meanings, internal_topic_decoder
 
 ZERO_CHECK_CHUNK = 1 << 20
 PROGRESS_STEP = 4 << 20  # report scanned bytes to the progress callback this often
@@ -154,6 +155,7 @@ class _SegmentScan:
         self.offset_index = self.time_index = self.txn_index = None
         self.time_index_last = None
         self.reported = 0
+        self.decoder = internal_topic_decoder(files.log) if deep else None  # what records mean
 
     def open_indexes(self) -> None:
         files, base = self.files, self.files.base_offset
@@ -256,6 +258,8 @@ class _SegmentScan:
         except KafkaLogError as exc:
             self.findings.error(exc, magic=batch.magic, in_records=True)
             return False
+        if self.decoder is not None:
+            check_record_meanings(self.decoder, batch, records, self.findings)
         if records and batch.magic < 2:
             first = records[0].offset
         return first

