@@ -178,7 +178,9 @@ class Broker:
         text = ""
         for name in ("stdout.log", "server.log"):
             if (self.home / name).is_file():
-                text += "\n".join((self.home / name).read_text(errors="replace").splitlines()[-lines:])
+                text += "\n".join(
+                    (self.home / name).read_text(errors="replace").splitlines()[-lines:]
+                )
         return text
 
 
