@@ -22,6 +22,7 @@ restart did, for the comparison with ``klogspec recover --dry-run``.
 from __future__ import annotations
 
 import base64
+import hashlib
 import os
 import shutil
 import signal
@@ -233,10 +234,11 @@ class BrokerCorpus:
 
 def broker_corpus(version: str = NEWEST) -> BrokerCorpus:
     """The two log directories of ``version``'s broker, made once and then cached (their
-    stamp names the module's sources and CORPUS_LAYOUT)."""
+    stamp is a digest of what makes them: the pom, Workload.java, the broker's settings and
+    CORPUS_LAYOUT)."""
     root = broker_jars.cache_dir() / "broker-corpus" / version
-    stamp = broker_jars.build(MODULE_DIR, version) / broker_jars.STAMP
-    expected = stamp.read_text() + CORPUS_LAYOUT
+    broker_jars.build(MODULE_DIR, version)
+    expected = _corpus_digest()
     done = root / "corpus.stamp"
     if done.is_file() and done.read_text() == expected:
         return BrokerCorpus(version, root)
@@ -248,6 +250,13 @@ def broker_corpus(version: str = NEWEST) -> BrokerCorpus:
     shutil.rmtree(root, ignore_errors=True)
     scratch.rename(root)
     return BrokerCorpus(version, root)
+
+
+def _corpus_digest() -> str:
+    digest = hashlib.sha256((CORPUS_LAYOUT + SERVER_PROPERTIES).encode())
+    for path in (MODULE_DIR / "pom.xml", *MODULE_DIR.glob("src/**/Workload.java")):
+        digest.update(path.read_bytes())
+    return digest.hexdigest()
 
 
 def _make_clean(broker: Broker) -> None:

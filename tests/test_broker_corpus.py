@@ -132,4 +132,5 @@ def test_scan_reads_the_clean_copy(corpus, tmp_path):
     done = klogspec("scan", "--json", "--out", str(tmp_path / "report"), str(corpus.clean))
     assert done.returncode == 0, done.stderr[-3000:]
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
-    assert summary["segments"] == len(list(corpus.clean.rglob("*.log")))
+    kraft_snapshots = list(corpus.clean.rglob("*-*.checkpoint"))
+    assert summary["segments"] == len(list(corpus.clean.rglob("*.log")) + kraft_snapshots)
