@@ -11,6 +11,7 @@ from __future__ import annotations
 import base64
 import copy
 import os
+from pathlib import Path
 
 import pytest
 
@@ -166,3 +167,20 @@ def test_kafkas_side_takes_the_decoders():
     records = [r for b in kd.parse_log(dump)["batches"] for r in b["records"]]
     assert records and all(r["rest"].startswith(' key: {"type":') for r in records)
     assert any('"group":"klogspec-group"' in r["rest"] for r in records)
+
+
+def test_the_cli_page_shows_one_file_both_ways_and_the_differences():
+    import sys
+
+    repo = Path(__file__).resolve().parent.parent
+    sys.path.insert(0, str(repo / "docs" / "hooks"))
+    try:
+        import generated
+    finally:
+        sys.path.remove(str(repo / "docs" / "hooks"))
+    page = generated.cli_page(repo)
+    assert "## `klogspec dump` and Kafka's `kafka-dump-log`" in page
+    assert "baseOffset: 30 lastOffset: 30 count: 1" in page  # Kafka's text
+    assert '"isControl":true' in page  # ours, as JSON
+    for what in dump_differential.FORMAT_DIFFERENCES:
+        assert f"| {what} |" in page
