@@ -56,11 +56,12 @@ FORMAT_DIFFERENCES = {
 }
 
 _CLI = "import sys; from klogspec.cli import main; sys.argv[0] = 'klogspec'; main()"
+# Kafka's words for a control record's type: 4.4 decodes the KRaft ones (as JSON), 4.0 names
+# every type but ABORT and COMMIT as `controlType: NAME(id)`.
 _CONTROL_WORDS = {
-    "ABORT": " endTxnMarker: ABORT", "COMMIT": " endTxnMarker: COMMIT",
-    "LEADER_CHANGE": " LeaderChange: ", "SNAPSHOT_HEADER": " SnapshotHeader ",
-    "SNAPSHOT_FOOTER": " SnapshotFooter ", "KRAFT_VERSION": " KRaftVersion ",
-    "KRAFT_VOTERS": " KRaftVoters ",
+    " LeaderChange: ": "LEADER_CHANGE", " SnapshotHeader ": "SNAPSHOT_HEADER",
+    " SnapshotFooter ": "SNAPSHOT_FOOTER", " KRaftVersion ": "KRAFT_VERSION",
+    " KRaftVoters ": "KRAFT_VOTERS",
 }  # fmt: skip
 
 
@@ -168,14 +169,19 @@ def _record_fields(record: dict) -> dict:
     off after its type's words, runs of U+FFFD made one (see FORMAT_DIFFERENCES)."""
     out = {k: v for k, v in record.items() if k not in ("isValid", "crc") and v is not None}
     json_value = _CONTROL_JSON.match(out["rest"])
-    out["rest"] = json_value[1] if json_value else _one_replacement(out["rest"])
+    named = _CONTROL_NAMED.match(out["rest"])
+    if json_value is not None:
+        out["rest"] = f" control {_CONTROL_WORDS[json_value[1]]}"
+    elif named is not None:
+        known = named[1] != "UNKNOWN"
+        out["rest"] = f" control {named[1] if known else f'UNKNOWN({named[2]})'}"
+    else:
+        out["rest"] = _one_replacement(out["rest"])
     return out
 
 
-_CONTROL_JSON = re.compile(
-    r"^( LeaderChange: | SnapshotHeader | SnapshotFooter | KRaftVersion | KRaftVoters )\{.*\}$",
-    re.DOTALL,
-)
+_CONTROL_JSON = re.compile(rf"^({'|'.join(_CONTROL_WORDS)})\{{.*\}}$", re.DOTALL)
+_CONTROL_NAMED = re.compile(r"^ controlType: (\w+)\((-?\d+)\)$")
 _REPLACEMENTS = re.compile("\ufffd+")
 
 
@@ -202,15 +208,16 @@ def _record_as_kafka(record: dict, batch: dict) -> dict:
     return out
 
 
-def _control_text(control: dict | None) -> str:
-    """The start of Kafka's words for a control record (its JSON is not compared)."""
+def _control_text(control: dict | None) -> str | None:
+    """Kafka's words for an end marker; ``control TYPE`` for the others (as _record_fields
+    puts Kafka's: their JSON is not compared)."""
     if control is None:
         return None
     if control["type"] in ("ABORT", "COMMIT"):
-        return f"{_CONTROL_WORDS[control['type']]} coordinatorEpoch: {control['coordinatorEpoch']}"
+        return f" endTxnMarker: {control['type']} coordinatorEpoch: {control['coordinatorEpoch']}"
     if control["type"] == "UNKNOWN":
-        return f" controlType: UNKNOWN({control['typeId']})"
-    return _CONTROL_WORDS[control["type"]]
+        return f" control UNKNOWN({control['typeId']})"
+    return f" control {control['type']}"
 
 
 def _data_text(record: dict) -> str:

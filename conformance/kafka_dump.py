@@ -188,7 +188,7 @@ _SNAPSHOT_ENTRY = re.compile(
     r"^producerId: (-?\d+) producerEpoch: (-?\d+) coordinatorEpoch: (-?\d+) "
     r"currentTxnFirstOffset: OptionalLong(?:\.empty|\[(-?\d+)\]) lastTimestamp: (-?\d+)"
     r"(?: firstSequence: (-?\d+) lastSequence: (-?\d+) lastOffset: (-?\d+) "
-    r"offsetDelta: (-?\d+) timestamp: (-?\d+))?$"
+    r"offsetDelta: (-?\d+) timestamp: (-?\d+))?\s*$"  # 4.0 ends a line without metadata in " "
 )
 _SNAPSHOT_FIELDS = (
     "producerId", "producerEpoch", "coordinatorEpoch", "currentTxnFirstOffset", "lastTimestamp",
