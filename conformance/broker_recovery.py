@@ -101,8 +101,9 @@ def planned_sizes(before: dict[int, int], partition_plan: dict) -> dict[int, int
     return sizes
 
 
-def compare_with_restart(version: str, home: Path, scratch: Path) -> list[str]:
-    """The differences between our plan and Kafka's restart of ``home``'s log directory."""
+def compare_with_restart(version: str, home: Path, scratch: Path) -> tuple[list[str], dict]:
+    """The differences between our plan and Kafka's restart of ``home``'s log directory, and
+    the plan (partition directory name -> its plan)."""
     ours, kafkas = scratch / "planned", scratch / "restarted"
     for copy in (ours, kafkas):
         shutil.rmtree(copy, ignore_errors=True)
@@ -122,7 +123,7 @@ def compare_with_restart(version: str, home: Path, scratch: Path) -> list[str]:
                 recovered.get(partition, set()), points.get(partition), clean,
             )
         ]  # fmt: skip
-    return differences
+    return differences, plans
 
 
 def _compare_partition(partition_plan, before, after, kafka_segments, kafka_point, clean):
