@@ -78,17 +78,45 @@ def klogspec_dump(files: list[Path], *options: str) -> dict[str, list[dict]]:
     return events
 
 
+CHUNK_BYTES = 8 << 20  # of input files per Kafka JVM and klogspec run: bounds the memory
+
+
 def differential(version: str, files: list[Path]) -> tuple[list[str], dict]:
     """The differences between Kafka's dump and ours for each of ``files`` (those
-    DumpLogSegments reads), and counts of what was compared."""
+    DumpLogSegments reads), and counts of what was compared. The deep dumps go by chunks of
+    files (about CHUNK_BYTES of them, whose dumps are ten times that as text), the index
+    checks in one run each."""
     files = [Path(f) for f in files if kd.dumpable(f)]
     indexes = [f for f in files if f.suffix in (".index", ".timeindex")]
-    kafka = kd.run_dump_log_segments(version, files)
-    kafka_sanity = kd.run_dump_log_segments(version, indexes, ("--index-sanity-check",))
-    ours = klogspec_dump(files, "--print-data")
-    ours_verify = klogspec_dump(indexes, "--verify-index-only")
-    ours_sanity = klogspec_dump(indexes, "--index-sanity-check")
+    indexes = [f for f in indexes if _segment_log(f).exists()]
+    checks = (
+        kd.run_dump_log_segments(version, indexes, ("--index-sanity-check",)),
+        klogspec_dump(indexes, "--verify-index-only"),
+        klogspec_dump(indexes, "--index-sanity-check"),
+    )
     counts: dict[str, int] = defaultdict(int)
+    differences = []
+    for chunk in _chunks(files):
+        differences += _differential_chunk(version, chunk, checks, counts)
+    return differences, dict(counts)
+
+
+def _chunks(files: list[Path]):
+    chunk, size = [], 0
+    for path in files:
+        chunk.append(path)
+        size += path.stat().st_size
+        if size >= CHUNK_BYTES:
+            yield chunk
+            chunk, size = [], 0
+    if chunk:
+        yield chunk
+
+
+def _differential_chunk(version, files, checks, counts) -> list[str]:
+    kafka_sanity, ours_verify, ours_sanity = checks
+    kafka = kd.run_dump_log_segments(version, files)
+    ours = klogspec_dump(files, "--print-data")
     differences = []
     for path in map(str, files):
         if Path(path).suffix in (".index", ".timeindex") and not _segment_log(path).exists():
@@ -101,10 +129,10 @@ def differential(version: str, files: list[Path]) -> tuple[list[str], dict]:
             found += _compare_sanity(kafka_sanity[path], ours_sanity.get(path, []))
         differences += [f"{path}: {difference}" for difference in found]
         counts["files"] += 1
-    return differences, dict(counts)
+    return differences
 
 
-def _segment_log(path: str) -> Path:
+def _segment_log(path) -> Path:
     return Path(path).with_name(Path(path).name.split(".")[0] + ".log")
 
 
