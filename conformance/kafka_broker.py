@@ -161,8 +161,8 @@ class Broker:
         ]  # fmt: skip
         if capture:
             return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
-        stdout = open(self.home / "stdout.log", "ab")  # noqa: SIM115 (the process owns it)
-        return subprocess.Popen(command, stdout=stdout, stderr=subprocess.STDOUT)
+        with open(self.home / "stdout.log", "ab") as stdout:  # the child keeps its own copy
+            return subprocess.Popen(command, stdout=stdout, stderr=subprocess.STDOUT)
 
     def _wait_for(self, line: str) -> None:
         deadline = time.monotonic() + START_TIMEOUT_S
@@ -176,13 +176,12 @@ class Broker:
         raise BrokerError(f"no {line!r} within {START_TIMEOUT_S} s:\n{self.tail()}")
 
     def tail(self, lines: int = 30) -> str:
-        text = ""
+        parts = []
         for name in ("stdout.log", "server.log"):
             if (self.home / name).is_file():
-                text += "\n".join(
-                    (self.home / name).read_text(errors="replace").splitlines()[-lines:]
-                )
-        return text
+                text = (self.home / name).read_text(errors="replace").splitlines()[-lines:]
+                parts.append(f"--- {name}\n" + "\n".join(text))
+        return "\n".join(parts)
 
 
 def run_workload(broker: Broker, *, flood: bool = False) -> subprocess.Popen | None:
