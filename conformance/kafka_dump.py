@@ -115,9 +115,10 @@ _TAIL_FIELDS = (
     "position", "timestampType", "maxTimestamp", "size", "magic", "compresscodec", "crc",
     "isvalid",
 )  # fmt: skip
+# Kafka 4.0 to 4.2 (Scala) print a stray "}" after a legacy message's crc: `crc: 4034048038}`.
 _RECORD = re.compile(
     rf"^\| offset: {_INT} (\w+): {_INT} keySize: {_INT} valueSize: {_INT}"
-    rf"(?: sequence: {_INT} headerKeys: \[(.*?)\])?(?: isValid: {_BOOL} crc: {_INT})?(?P<rest>.*)$",
+    rf"(?: sequence: {_INT} headerKeys: \[(.*?)\])?(?: isValid: {_BOOL} crc: {_INT}\}}?)?(?P<rest>.*)$",
     re.DOTALL,
 )
 _RECORD_FIELDS = (

@@ -184,3 +184,18 @@ def test_the_cli_page_shows_one_file_both_ways_and_the_differences():
     assert '"isControl":true' in page  # ours, as JSON
     for what in dump_differential.FORMAT_DIFFERENCES:
         assert f"| {what} |" in page
+
+
+@pytest.mark.parametrize("brace", ["", "}"])
+def test_a_legacy_message_line_of_every_release_is_read(brace):
+    """Kafka 4.0 to 4.2's Scala tool prints `crc: N}` after a v0/v1 message, 4.3 on `crc: N`."""
+    dump = kd.KafkaFileDump("x", lines=[
+        "offset: 0 position: 0 CreateTime: -1 size: 62 magic: 1 compresscodec: none "
+        "crc: 4034048038 isvalid: true",
+        f"| offset: 0 CreateTime: -1 keySize: 4 valueSize: 24 isValid: true crc: 4034048038{brace}"
+        " key: 1000 payload: hello",
+    ])  # fmt: skip
+    (batch,) = kd.parse_log(dump)["batches"]
+    assert batch["lastOffset"] == 0 and batch["magic"] == 1
+    (record,) = batch["records"]
+    assert (record["crc"], record["rest"]) == (4034048038, " key: 1000 payload: hello")
