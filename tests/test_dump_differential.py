@@ -18,7 +18,8 @@ import pytest
 from conformance import broker_jars, dump_differential, kafka_broker
 from conformance import kafka_dump as kd
 
-VERSION = os.environ.get("KLOGSPEC_KAFKA_VERSIONS", kafka_broker.NEWEST).split(",")[-1]
+# The releases to compare with (test_broker_corpus.py's variable): the newest by default.
+VERSIONS = os.environ.get("KLOGSPEC_KAFKA_VERSIONS", kafka_broker.NEWEST).split(",")
 
 # DumpLogSegments 4.4.0 --deep-iteration --print-data-log, as DumpFiles frames it: a data batch
 # whose one payload holds a newline and bytes that are not UTF-8, a commit marker, a torn tail.
@@ -124,31 +125,34 @@ def test_a_difference_in_any_field_is_reported(change, expected):
     assert len(found) == 1 and expected in found[0], found
 
 
-def _differential(files) -> tuple[list[str], dict]:
+def _differential(version, files) -> tuple[list[str], dict]:
     try:
-        return dump_differential.differential(VERSION, files)
+        return dump_differential.differential(version, files)
     except broker_jars.JavaUnavailable as exc:
-        pytest.skip(f"no Kafka {VERSION} DumpLogSegments: {exc}")
+        pytest.skip(f"no Kafka {version} DumpLogSegments: {exc}")
 
 
 @pytest.mark.broker
-def test_dump_agrees_with_kafka_on_the_broker_corpus():
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dump_agrees_with_kafka_on_the_broker_corpus(version):
     try:
-        corpus = kafka_broker.broker_corpus(VERSION)
+        corpus = kafka_broker.broker_corpus(version)
     except broker_jars.JavaUnavailable as exc:
-        pytest.skip(f"no Kafka {VERSION} broker: {exc}")
+        pytest.skip(f"no Kafka {version} broker: {exc}")
     files = sorted(p for p in corpus.root.rglob("*") if p.is_file())
-    differences, counts = _differential(files)
+    differences, counts = _differential(version, files)
     assert differences == []
     assert counts["files"] >= 100 and counts["records"] > 6000 and counts["entries"] > 100
 
 
 @pytest.mark.broker
 @pytest.mark.corpus
-def test_dump_agrees_with_kafka_on_the_shared_corpus(corpus):
+@pytest.mark.parametrize("version", VERSIONS)
+def test_dump_agrees_with_kafka_on_the_shared_corpus(corpus, version):
     """Every file of ../shared/kafka-corpus DumpLogSegments reads (Kafka 0.8 to 4.0 brokers,
     legacy formats, damaged files), about 2 minutes."""
-    differences, counts = _differential(sorted(p for p in corpus.rglob("*") if p.is_file()))
+    files = sorted(p for p in corpus.rglob("*") if p.is_file())
+    differences, counts = _differential(version, files)
     assert differences == []
     assert counts["batches"] > 150_000 and counts["files"] > 1000
 
@@ -157,13 +161,14 @@ def test_dump_agrees_with_kafka_on_the_shared_corpus(corpus):
 def test_kafkas_side_takes_the_decoders():
     """DumpLogSegments' --offsets-decoder reads __consumer_offsets records as JSON (for the
     differential of ``klogspec dump --decode``)."""
+    version = VERSIONS[-1]
     try:
-        corpus = kafka_broker.broker_corpus(VERSION)
+        corpus = kafka_broker.broker_corpus(version)
     except broker_jars.JavaUnavailable as exc:
-        pytest.skip(f"no Kafka {VERSION} broker: {exc}")
+        pytest.skip(f"no Kafka {version} broker: {exc}")
     log = corpus.clean / "__consumer_offsets-0" / "00000000000000000000.log"
     options = (*kd.DEEP, kd.DECODER_OPTIONS["offsets"])
-    dump = kd.run_dump_log_segments(VERSION, [log], options)[str(log)]
+    dump = kd.run_dump_log_segments(version, [log], options)[str(log)]
     records = [r for b in kd.parse_log(dump)["batches"] for r in b["records"]]
     assert records and all(r["rest"].startswith(' key: {"type":') for r in records)
     assert any('"group":"klogspec-group"' in r["rest"] for r in records)
