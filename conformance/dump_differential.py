@@ -1,9 +1,9 @@
 """``klogspec dump --json`` against Kafka's own DumpLogSegments, file by file (issue 21 item 4).
 
 ``differential(version, files)`` dumps every file both ways and returns the differences,
-one string each naming the file and the field. Kafka runs once with ``--deep-iteration
+one string each naming the file and the field. Kafka runs with ``--deep-iteration
 --print-data-log`` (batches, records, payloads, index entries with their cross-checks with
-the .log, transaction index and producer snapshot entries) and once with
+the .log, transaction index and producer snapshot entries), by chunks of files, and with
 ``--index-sanity-check`` on the index files; ``klogspec dump`` runs with ``--print-data``,
 ``--verify-index-only`` and ``--index-sanity-check`` (kafka_dump.py parses Kafka's text).
 
@@ -14,8 +14,8 @@ key and value sizes, sequence, header keys, key and payload as text, control rec
 and end-marker epoch), the trailing bytes, index entries, Kafka's index mismatches
 against ours, the sanity check's verdict, transaction index and snapshot entries.
 
-``FORMAT_DIFFERENCES`` lists what is shown differently on purpose, and so not compared;
-docs/cli.md prints it.
+``FORMAT_DIFFERENCES`` lists what is shown differently on purpose, and so not compared; the
+docs' CLI page prints it (docs/hooks/generated.py).
 """
 
 from __future__ import annotations
