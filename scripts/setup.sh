@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install everything the project needs, from the project's own files. Idempotent.
-#   Debian: node/npm (Kaitai compiler), a Java 17+ runtime (Spark), Chromium (docs check),
+#   Debian: node/npm (Kaitai compiler), a Java 17+ JDK (Spark; javac for the Kafka modules of
+#           conformance/, built against Kafka's release jars) and Maven, Chromium (docs check),
 #           a C compiler and the Python headers (the compiled kernels, reference_impl/_speedups)
 #   PyPI:   the project with its dev, spark and docs extras
 #   npm:    kaitai-struct-compiler and js-yaml (kaitai/package-lock.json)
@@ -22,9 +23,13 @@ command -v gcc >/dev/null 2>&1 || need_apt+=(gcc libc6-dev)
 if ! "$PYTHON" -c 'import os, sysconfig, sys; sys.exit(not os.path.exists(os.path.join(sysconfig.get_paths()["include"], "Python.h")))'; then
   need_apt+=(python3-dev)
 fi
-if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
-  need_apt+=(openjdk-17-jre-headless)
+if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ] \
+  || ! command -v javac >/dev/null 2>&1; then
+  need_apt+=(openjdk-17-jdk-headless)
 fi
+# Maven resolves Kafka's release jars from Maven Central (conformance/broker_jars.py): the
+# real-broker corpus and the dump differential (pytest marker broker).
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ -z "${KLOGSPEC_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
 fi

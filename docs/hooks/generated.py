@@ -163,7 +163,18 @@ def cli_page(repo: Path) -> str:
     for name, command in commands.items():
         out += _command_section(name, command, ctx, 2)
     out += decoded_dumps_section()
-    return "\n".join(out)
+    return "\n".join(out + _dump_vs_kafka(repo))
+
+
+def _dump_vs_kafka(repo: Path) -> list[str]:
+    """One file dumped by Kafka's kafka-dump-log and by ``klogspec dump`` (real output, kept in
+    docs/hooks/cli-dump-vs-kafka.md), then the dump differential's list of format differences
+    (conformance/dump_differential.py's FORMAT_DIFFERENCES)."""
+    from conformance.dump_differential import FORMAT_DIFFERENCES
+
+    text = (repo / "docs" / "hooks" / "cli-dump-vs-kafka.md").read_text(encoding="utf-8")
+    rows = [f"| {what} | {_cell(why)} |" for what, why in FORMAT_DIFFERENCES.items()]
+    return ["", text, "| What | How it differs |", "| --- | --- |", *rows, ""]
 
 
 # --- requirement table --------------------------------------------------------------------------
