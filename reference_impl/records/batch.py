@@ -18,6 +18,7 @@ parsed lazily: recovery checks only framing and CRC, as Kafka's LogSegment.recov
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
 from .. import _speedups
@@ -41,6 +42,9 @@ CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
 _CODECS = tuple(Compression)  # by id
 _LAST_V2_CODEC_ID = Compression.ZSTD  # ids 5 to 7 are refused (codec_for_id)
+# Records ``record_chunks`` decodes at a time: about 1 MiB of Record tuples for tiny
+# records, one chunk for a usual batch (a 16 KiB batch holds tens to hundreds).
+RECORDS_PER_CHUNK = 4096
 
 
 def _invalid(message: str) -> CorruptRecordError:
@@ -181,41 +185,99 @@ class RecordBatch:
     # --- records ---
     def records(self, *, decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[Record]:
         """Decode every record (REC-1 to REC-10): BATCH-7, a negative recordsCount is invalid;
-        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it."""
-        where = {"file": self.file, "position": self.position, "offset": self.base_offset}
-        if self.records_count < 0:
-            raise _invalid(f"negative record count {self.records_count}").located(**where)
-        if self.records_count == 0:
+        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it.
+        A list of recordsCount records: for a batch of any shape, ``record_chunks``."""
+        where = self._where()
+        if self._no_records():
             return []  # Kafka does not look at the bytes of an empty batch
         try:
-            codec = self.compression
-            if codec is Compression.NONE:  # decoded in place: no copy of the records
-                return decode_records_fast(self, self.raw, RECORD_BATCH_OVERHEAD)
-            payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
-            payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
-            return decode_records_fast(self, payload, 0)
+            buf, start = self._record_bytes(decompression_limit)
+            return decode_records_fast(self, buf, start)
         except KafkaLogError as exc:
-            # a position found while decoding is inside the (decompressed) record bytes,
-            # not the file: report the batch's own position instead
-            exc.position = None
-            raise exc.located(**where)
+            raise _relocated(exc, where) from None
+
+    def record_chunks(
+        self,
+        *,
+        decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+        chunk_size: int = RECORDS_PER_CHUNK,
+    ) -> Iterator[list[Record]]:
+        """``records()`` in lists of at most ``chunk_size`` records, decoded as they are
+        taken: memory is bounded by the decompressed bytes (at most the limit, COMP-3) and
+        one chunk, whatever recordsCount says (a 4.8 MB zstd batch can hold 9 million
+        7-byte records). The same records and the same error as ``records()``; the error
+        comes after the chunks before it."""
+        where = self._where()
+        if self._no_records():
+            return
+        try:
+            buf, pos = self._record_bytes(decompression_limit)
+            done, count = 0, self.records_count
+            while done < count:
+                size = min(chunk_size, count - done)
+                chunk, pos = decode_record_chunk_fast(self, buf, pos, done, size)
+                done += size
+                yield chunk
+            check_records_end(self, buf, pos)
+        except KafkaLogError as exc:
+            raise _relocated(exc, where) from None
+
+    def _where(self) -> dict:
+        return {"file": self.file, "position": self.position, "offset": self.base_offset}
+
+    def _no_records(self) -> bool:
+        """BATCH-7: a negative recordsCount is invalid; BATCH-8: 0 reads nothing more."""
+        if self.records_count < 0:
+            raise _invalid(f"negative record count {self.records_count}").located(**self._where())
+        return self.records_count == 0
+
+    def _record_bytes(self, limit: int) -> tuple[bytes, int]:
+        """The records' bytes and where they start: the batch itself when uncompressed (no
+        copy), else its one inflated stream (COMP-2), never more than ``limit`` bytes."""
+        codec = self.compression
+        if codec is Compression.NONE:
+            return self.raw, RECORD_BATCH_OVERHEAD
+        payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
+        return decompress(codec, payload, limit=limit, magic=self.magic), 0
+
+
+def _relocated(exc: KafkaLogError, where: dict) -> KafkaLogError:
+    """A position found while decoding is inside the (decompressed) record bytes, not the
+    file: the error reports the batch's own position instead."""
+    exc.position = None
+    return exc.located(**where)
 
 
 def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
     """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom: the records of ``batch``
     are ``buf[start:]``, laid end to end (REC-1), exactly recordsCount of them (REC-10),
     their offsetDeltas not required to be consecutive (REC-11)."""
+    records, pos = decode_record_chunk(batch, buf, start, 0, batch.records_count)
+    check_records_end(batch, buf, pos)
+    return records
+
+
+def decode_record_chunk(
+    batch: RecordBatch, buf: bytes, start: int, done: int, count: int
+) -> tuple[list[Record], int]:
+    """``count`` records of ``batch`` from ``buf[start:]``, the ``done`` before them already
+    decoded, and where the next one starts (``decode_records`` a chunk at a time)."""
     records = []
     pos = start
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-    for _ in range(batch.records_count):
+    for _ in range(count):
         if pos >= len(buf):
-            raise _invalid(f"only {len(records)} of {batch.records_count} records present")
+            present = done + len(records)
+            raise _invalid(f"only {present} of {batch.records_count} records present")
         record, pos = _decode_record(batch, buf, pos, log_append)
         records.append(record)
+    return records, pos
+
+
+def check_records_end(batch: RecordBatch, buf: bytes, pos: int) -> None:
+    """REC-10: the records end where the batch's bytes (or its inflated stream) end."""
     if pos != len(buf):
         raise _invalid(f"{len(buf) - pos} bytes left after {batch.records_count} records")
-    return records
 
 
 def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | None, int]:
@@ -299,12 +361,28 @@ def decode_records_fast(batch: RecordBatch, buf: bytes, start: int = 0) -> list[
     decodes the batch again, so the records and every error are the readable decoder's;
     tests/test_records_fast.py compares the two (benchmarks/README.md: decode figures)."""
     try:
-        return _decode_well_formed(batch, buf, start)
+        records, pos = _decode_well_formed(batch, buf, start, batch.records_count)
+        if pos == len(buf):
+            return records
     except (_NotWellFormed, IndexError, KafkaLogError):
-        return decode_records(batch, buf, start)
+        pass
+    return decode_records(batch, buf, start)
 
 
-def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record]:
+def decode_record_chunk_fast(
+    batch: RecordBatch, buf: bytes, start: int, done: int, count: int
+) -> tuple[list[Record], int]:
+    """``decode_record_chunk``, as fast as ``decode_records_fast`` and with the same hand-over
+    to the readable decoder (for this chunk only)."""
+    try:
+        return _decode_well_formed(batch, buf, start, count)
+    except (_NotWellFormed, IndexError, KafkaLogError):
+        return decode_record_chunk(batch, buf, start, done, count)
+
+
+def _decode_well_formed(
+    batch: RecordBatch, buf: bytes, pos: int, count: int
+) -> tuple[list[Record], int]:
     zigzag, new_record = _ZIGZAG, tuple.__new__
     size = len(buf)
     base_offset, base_timestamp, base_sequence = (
@@ -312,7 +390,7 @@ def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record
     )  # fmt: skip
     log_append_time = batch.attributes & TIMESTAMP_TYPE_MASK
     records = []
-    for _ in range(batch.records_count):
+    for _ in range(count):
         byte = buf[pos]  # the record's length: one or, for 64 to 8191 bytes, two bytes
         if byte < 0x80:
             length, pos = zigzag[byte], pos + 1
@@ -366,9 +444,7 @@ def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record
             base_offset + offset_delta, timestamp, key, value, headers, sequence, attributes,
             offset_delta, timestamp_delta,
         )))  # fmt: skip
-    if pos != size:
-        raise _NotWellFormed
-    return records
+    return records, pos
 
 
 # --- in-place rewrites a broker makes (BATCH-3: fields outside the CRC) ---------------
@@ -402,5 +478,6 @@ def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: 
 
 # The compiled record decoder (issue 14), unless pure Python: reference_impl/_speedups.
 if _speedups.kernels is not None:
-    _speedups.kernels.bind_records(Record, Header, decode_records)
+    _speedups.kernels.bind_records(Record, Header, decode_records, decode_record_chunk)
     decode_records_fast = _speedups.kernels.decode_records
+    decode_record_chunk_fast = _speedups.kernels.decode_record_chunk
