@@ -244,20 +244,24 @@ class _SegmentScan:
 
     def _records(self, batch: Batch):
         """The batch's first offset, decoding its records when deep or a control batch;
-        False when they do not decode (reported), None when unknown."""
+        False when they do not decode (reported), None when unknown. Records are decoded a
+        chunk at a time and dropped: memory does not grow with recordsCount."""
         legacy_wrapper = batch.magic < 2 and batch.compression_id
         first = None if legacy_wrapper else batch.base_offset
         if not (self.deep or batch.is_control):
             return first
         try:
-            records = batch.records()
-            if batch.is_control:
-                self._control(batch, records)
+            if batch.is_control:  # every record decodes before any marker is taken
+                for _ in batch.record_chunks():
+                    pass
+            for n, records in enumerate(batch.record_chunks()):
+                if batch.is_control:
+                    self._control(batch, records)
+                if n == 0 and records and batch.magic < 2:
+                    first = records[0].offset
         except KafkaLogError as exc:
             self.findings.error(exc, magic=batch.magic, in_records=True)
             return False
-        if records and batch.magic < 2:
-            first = records[0].offset
         return first
 
     def _control(self, batch: Batch, records) -> None:
