@@ -102,7 +102,8 @@ def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[File
         size = path.stat().st_size
     except OSError:
         size = 0  # events() reports why the file cannot be read
-    yield FileDump(path, info, options, size, DUMPERS[info.kind], piece=piece)
+    within = None if explicit else path.parent  # a file named is the user's choice
+    yield FileDump(path, info, options, size, DUMPERS[info.kind], piece=piece, within=within)
 
 
 def identify(path: Path, file_type: FileKind | None = None) -> tuple[FileInfo, StoredPiece | None]:

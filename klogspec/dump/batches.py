@@ -31,7 +31,7 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
     if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
-    with open(dump.path, "rb") as handle:
+    with dump.open() as handle:
         walk = EntryWalk(handle, file=dump.file, end=end)
         for item in walk:
             if isinstance(item, KafkaLogError):

@@ -14,47 +14,78 @@ from reference_impl.errors import CorruptIndexError, InvalidFileNameError, Kafka
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
+from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
 
-_INDEXES = {  # kind: (entry size, iterate, sanity check, event type)
-    FileKind.OFFSET_INDEX: (8, index.iter_offset_index, index.sanity_check_offset_index,
+_INDEXES = {  # kind: (entry size, decode one slot, sanity check on slots, event type)
+    FileKind.OFFSET_INDEX: (8, index.offset_index_entry, index.sanity_check_offset_slots,
                             "offset_index_entry"),
-    FileKind.TIME_INDEX: (12, index.iter_time_index, index.sanity_check_time_index,
+    FileKind.TIME_INDEX: (12, index.time_index_entry, index.sanity_check_time_slots,
                           "time_index_entry"),
 }  # fmt: skip
+WINDOW_SLOTS = 1 << 16  # slots read at a time: an index is read in windows, as a .log is
 
 
 def dump_index(dump: FileDump) -> Iterator[dict]:
     """DumpLogSegments.dumpIndex / dumpTimeIndex: entries up to the stop rule (OIDX-10,
     TIDX-12) with Kafka's slot count (OIDX-9, TIDX-11); or only the broker's sanity check
-    (--index-sanity-check); or only the cross-check with the .log (--verify-index-only)."""
-    entry_size, iterate, sanity_check, event_type = _INDEXES[dump.info.kind]
-    data = dump.path.read_bytes()
+    (--index-sanity-check); or only the cross-check with the .log (--verify-index-only).
+    The file is read a window at a time, and only up to the stop rule: a sparse 4 GiB
+    index of zeros costs one window."""
+    entry_size, decode, sanity_check, event_type = _INDEXES[dump.info.kind]
     base, summary = dump.info.base_offset, dump.summary
-    trailing = index.trailing_bytes(len(data), entry_size)
-    summary.update(slots=len(data) // entry_size, validBytes=len(data) - trailing)
-    summary["trailingBytes"] = trailing
-    if base is None:
-        dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
-        return
-    entries = list(index.until_stop(iterate(data, base), base))
-    summary.update(entries=len(entries), unusedSlots=summary["slots"] - len(entries))
-    if dump.options.index_sanity_check:
-        _sanity_check(dump, sanity_check, data)
-    elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
-        size_error = f"{len(data)} bytes is not a whole number of {entry_size}-byte entries"
-        dump.error(CorruptIndexError(size_error, position=0))
-    if dump.options.verify_index_only:
-        _verify(dump, entries)
-    if dump.options.list_index_entries:
-        for slot, entry in enumerate(entries):
-            yield {"type": event_type, "slot": slot, **event_fields(entry)}
+    with dump.open() as handle:
+        size = os.fstat(handle.fileno()).st_size
+        trailing = index.trailing_bytes(size, entry_size)
+        summary.update(slots=size // entry_size, validBytes=size - trailing)
+        summary["trailingBytes"] = trailing
+        if base is None:
+            dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
+            return
+        if dump.options.index_sanity_check:
+            entry = _SlotReader(handle, entry_size, decode, base)
+            _sanity_check(dump, lambda: sanity_check(size, entry, base, file=dump.file))
+        elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
+            size_error = f"{size} bytes is not a whole number of {entry_size}-byte entries"
+            dump.error(CorruptIndexError(size_error, position=0))
+        entries = _real_entries(handle, summary["slots"], entry_size, decode, base)
+        if dump.options.verify_index_only:
+            entries = list(entries)
+            _verify(dump, entries)
+        count = 0
+        for count, entry in enumerate(entries, 1):
+            if dump.options.list_index_entries:
+                yield {"type": event_type, "slot": count - 1, **event_fields(entry)}
+    summary.update(entries=count, unusedSlots=summary["slots"] - count)
 
 
-def _sanity_check(dump: FileDump, check, data: bytes) -> None:
+def _real_entries(handle, slots: int, entry_size: int, decode, base: int) -> Iterator:
+    """The entries before the stop rule (index.until_stop), a window of slots at a time."""
+    fd = handle.fileno()
+    for first in range(0, slots, WINDOW_SLOTS):
+        count = min(WINDOW_SLOTS, slots - first)
+        window = os.pread(fd, count * entry_size, first * entry_size)
+        for i in range(len(window) // entry_size):
+            entry = decode(window, i, base)
+            if first + i > 0 and entry.offset == base:
+                return
+            yield entry
+
+
+class _SlotReader:
+    """One slot of an open index file, read where it is (a sanity check reads two)."""
+
+    def __init__(self, handle, entry_size: int, decode, base: int) -> None:
+        self.fd, self.entry_size, self.decode, self.base = handle.fileno(), entry_size, decode, base
+
+    def __call__(self, slot: int):
+        return self.decode(os.pread(self.fd, self.entry_size, slot * self.entry_size), 0, self.base)
+
+
+def _sanity_check(dump: FileDump, check) -> None:
     try:
-        check(data, dump.info.base_offset, file=dump.file)
+        check()
         dump.summary["sanityCheck"] = "passed"
     except KafkaLogError as exc:
         dump.summary["sanityCheck"] = "failed"
@@ -63,7 +94,7 @@ def _sanity_check(dump: FileDump, check, data: bytes) -> None:
 
 def _verify(dump: FileDump, entries: list) -> None:
     try:
-        handle = open(_sibling(dump, ".log"), "rb")  # noqa: SIM115 (closed below)
+        handle = open_regular(_sibling(dump, ".log"), dump.path.parent)  # closed below
     except OSError as exc:
         dump.io_error(f"cannot check against {_sibling(dump, '.log')}: {exc.strerror}")
         return
@@ -122,24 +153,27 @@ def _sibling(dump: FileDump, suffix: str) -> Path:
 
 def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
     """The segment's offset index for time-index lookups: none (position 0) if missing."""
+    base = dump.info.base_offset
     try:
-        data = _sibling(dump, ".index").read_bytes()
+        with open_regular(_sibling(dump, ".index"), dump.path.parent) as handle:
+            slots = os.fstat(handle.fileno()).st_size // index.OFFSET_INDEX_ENTRY_SIZE
+            decode = index.offset_index_entry
+            return list(_real_entries(handle, slots, index.OFFSET_INDEX_ENTRY_SIZE, decode, base))
     except OSError:
         return []
-    base = dump.info.base_offset
-    return list(index.until_stop(index.iter_offset_index(data, base), base))
 
 
 def dump_txn_index(dump: FileDump) -> Iterator[dict]:
     """Whole 34-byte entries (TXN-4); a partial one is a torn append, reported as a tail."""
-    data = dump.path.read_bytes()
+    data = dump.read_bytes()
     trailing = len(data) % index.ABORTED_TXN_SIZE
     dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
     if trailing:
         tail = f"{trailing} bytes after the last whole 34-byte entry"
         dump.error(CorruptIndexError(tail, position=len(data) - trailing))
     if dump.options.index_sanity_check and dump.info.base_offset is not None:
-        _sanity_check(dump, index.sanity_check_txn_index, data)
+        check = index.sanity_check_txn_index
+        _sanity_check(dump, lambda: check(data, dump.info.base_offset, file=dump.file))
     try:
         txns = index.read_txn_index(data, file=dump.file)
     except KafkaLogError as exc:

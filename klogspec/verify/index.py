@@ -11,6 +11,7 @@ entries in step with it, so the ``.log`` is never read twice or held in memory.
 
 from __future__ import annotations
 
+import errno
 import os
 from array import array
 from dataclasses import dataclass, field
@@ -24,6 +25,7 @@ from reference_impl.formats.index_entries import (
     TIME_INDEX_ENTRY_SIZE,
 )
 
+from ..safe_files import open_regular
 from .findings import Findings, Severity
 
 CHUNK_SLOTS = 1 << 16  # entries read per chunk
@@ -65,10 +67,15 @@ def read_index(
     * OIDX-3, TIDX-6, TIDX-7: Kafka's sanity checks, on the real entries;
     * OIDX-8, TIDX-10: a segment that is not active has a trimmed index (no unused slots).
     """
+    with open_regular(path, os.path.dirname(path)) as handle:
+        return _read_index(handle, path, base_offset, time, active, findings)
+
+
+def _read_index(handle, path, base_offset: int, time: bool, active: bool, findings) -> IndexEntries:
     entry_size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
     codec = TIME_INDEX_ENTRY if time else OFFSET_INDEX_ENTRY
     entries = IndexEntries(path, entry_size)
-    size = os.path.getsize(path)
+    size = os.fstat(handle.fileno()).st_size
     if size % entry_size:
         findings.add(
             "TIDX-5" if time else "OIDX-2", Severity.ERROR, path,
@@ -77,20 +84,22 @@ def read_index(
         )  # fmt: skip
     slots = size // entry_size
     stopped = dirty = False  # past the stop rule; non-zero bytes found after it
-    with open(path, "rb") as handle:
-        for first in range(0, slots, CHUNK_SLOTS):
-            chunk = handle.read(min(CHUNK_SLOTS, slots - first) * entry_size)
-            start = 0
-            if not stopped:
-                for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
-                    relative = b if time else a
-                    if relative == 0 and (first + i > 0 or not (a or b)):
-                        stopped, start = True, i * entry_size
-                        break
-                    _add(entries, first + i, a, b, base_offset, time, findings)
-            if stopped and not dirty and chunk.count(0, start) != len(chunk) - start:
-                _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
-                dirty = True
+    for first in range(0, slots, CHUNK_SLOTS):
+        count = min(CHUNK_SLOTS, slots - first)
+        if stopped and (dirty or _hole(handle, first * entry_size, count * entry_size)):
+            continue  # past the stop rule only non-zero bytes matter, and a hole has none
+        chunk = os.pread(handle.fileno(), count * entry_size, first * entry_size)
+        start = 0
+        if not stopped:
+            for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
+                relative = b if time else a
+                if relative == 0 and (first + i > 0 or not (a or b)):
+                    stopped, start = True, i * entry_size
+                    break
+                _add(entries, first + i, a, b, base_offset, time, findings)
+        if stopped and not dirty and chunk.count(0, start) != len(chunk) - start:
+            _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
+            dirty = True
     entries.unused = slots - len(entries)
     _sanity_check(entries, base_offset, time, findings)
     if entries.unused and not active and not dirty:
@@ -101,6 +110,15 @@ def read_index(
             position=entries.where(len(entries)),
         )  # fmt: skip
     return entries
+
+
+def _hole(handle, start: int, size: int) -> bool:
+    """Whether ``[start, start + size)`` is a hole of a sparse file (SEEK_DATA finds no data
+    there): a sparse 4 GiB index is checked without reading its 4 GiB of zeros."""
+    try:
+        return os.lseek(handle.fileno(), start, os.SEEK_DATA) >= start + size
+    except OSError as exc:  # ENXIO: no data from here on; anything else: read the bytes
+        return exc.errno == errno.ENXIO
 
 
 def _add(entries: IndexEntries, slot: int, a: int, b: int, base: int, time: bool, findings):
@@ -329,7 +347,7 @@ class TxnIndexCheck:
         self.last_offsets = array("q")
         self.slots = array("q")
         self.next = 0
-        with open(path, "rb") as handle:
+        with open_regular(path, os.path.dirname(path)) as handle:
             data = handle.read()  # 34 bytes per aborted transaction: small
         whole = len(data) - len(data) % ABORTED_TXN_SIZE
         if whole < len(data):

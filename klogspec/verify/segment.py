@@ -24,6 +24,7 @@ from reference_impl import _speedups
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
 
+from ..safe_files import open_regular
 from ..walk import EntryWalk, header_problem, offset_field
 from .findings import Finding, Findings, Severity
 from .index import (
@@ -175,7 +176,7 @@ class _SegmentScan:
             self.txn_index = TxnIndexCheck(files.txn_index, base, files.active, self.findings)
 
     def run(self) -> None:
-        with open(self.files.log, "rb") as handle:
+        with open_regular(self.files.log, os.path.dirname(self.files.log)) as handle:
             self.size = os.fstat(handle.fileno()).st_size
             walk = EntryWalk(handle, file=self.files.log)
             for item in walk:
