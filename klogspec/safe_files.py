@@ -50,17 +50,17 @@ def resolve(path: str | Path, within: str | Path | None = None) -> Path:
     not a regular file (after the link) is refused (DIR-7). Nothing is opened."""
     path = Path(path)
     mode = os.lstat(path).st_mode
-    if stat.S_ISLNK(mode):
-        target = Path(os.path.realpath(path))
-        if within is not None and not _inside(target, within):
-            raise NotRegularFileError(
-                path, f"a symbolic link to {target}, outside {within}", "DIR-8"
-            )
-        mode = os.stat(target).st_mode
-        path = target
-    if not stat.S_ISREG(mode):
-        raise NotRegularFileError(path, kind_of(mode), "DIR-7")
-    return path
+    if not stat.S_ISLNK(mode):
+        if not stat.S_ISREG(mode):
+            raise NotRegularFileError(path, kind_of(mode), "DIR-7")
+        return path
+    target = Path(os.path.realpath(path))
+    mode = os.stat(target).st_mode
+    if not stat.S_ISREG(mode):  # a link to /dev/zero is first of all not a regular file
+        raise NotRegularFileError(path, f"a symbolic link to {kind_of(mode)} {target}", "DIR-7")
+    if within is not None and not _inside(target, within):
+        raise NotRegularFileError(path, f"a symbolic link to {target}, outside {within}", "DIR-8")
+    return target
 
 
 def _inside(target: Path, directory: str | Path) -> bool:

@@ -83,7 +83,8 @@ def dump_paths(
 
 
 def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[FileDump]:
-    if path.is_dir():
+    # a directory under a Kafka file's name is dumped as that file: its open reports DIR-7
+    if path.is_dir() and (explicit or classify(path).kind is FileKind.UNKNOWN):
         if path.name == QUARANTINE_DIR and not (explicit or options.include_quarantine):
             return  # klogspec recover's kept bytes: not the partition's (LOAD-25)
         for child in sorted(path.iterdir(), key=path_order):
