@@ -1,6 +1,6 @@
 """Opening a partition directory's files safely, for every tool (dump, verify, recover, the
-pipeline): only regular files (DIR-7), never through a symbolic link that leaves the
-directory (DIR-8), never blocking on a FIFO (spec/formats/partition-directory.md).
+pipeline): only regular files (PART-8), never through a symbolic link that leaves the
+directory (PART-9), never blocking on a FIFO (spec/formats/partition-directory.md).
 
 Kafka's LogLoader lists a directory's entries with ``File.isFile()``, which follows links:
 a FIFO, device or directory under a segment's name is not a segment to it, and a link to
@@ -27,8 +27,8 @@ _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
 class NotRegularFileError(OSError):
-    """A Kafka file's name that is not a regular file (DIR-7), or a link out of its directory
-    (DIR-8): ``rule`` is the requirement, ``str()`` says what stands there."""
+    """A Kafka file's name that is not a regular file (PART-8), or a link out of its directory
+    (PART-9): ``rule`` is the requirement, ``str()`` says what stands there."""
 
     def __init__(self, path: str | Path, what: str, rule: str) -> None:
         super().__init__(errno.EINVAL, f"{what}, not a regular file ({rule})", str(path))
@@ -46,20 +46,20 @@ def kind_of(mode: int) -> str:
 
 def resolve(path: str | Path, within: str | Path | None = None) -> Path:
     """The file ``path`` names: itself, or the target of a link. With ``within`` (the
-    directory walked), a link whose target is outside it is refused (DIR-8); a name that is
-    not a regular file (after the link) is refused (DIR-7). Nothing is opened."""
+    directory walked), a link whose target is outside it is refused (PART-9); a name that is
+    not a regular file (after the link) is refused (PART-8). Nothing is opened."""
     path = Path(path)
     mode = os.lstat(path).st_mode
     if not stat.S_ISLNK(mode):
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(path, kind_of(mode), "DIR-7")
+            raise NotRegularFileError(path, kind_of(mode), "PART-8")
         return path
     target = Path(os.path.realpath(path))
     mode = os.stat(target).st_mode
     if not stat.S_ISREG(mode):  # a link to /dev/zero is first of all not a regular file
-        raise NotRegularFileError(path, f"a symbolic link to {kind_of(mode)} {target}", "DIR-7")
+        raise NotRegularFileError(path, f"a symbolic link to {kind_of(mode)} {target}", "PART-8")
     if within is not None and not _inside(target, within):
-        raise NotRegularFileError(path, f"a symbolic link to {target}, outside {within}", "DIR-8")
+        raise NotRegularFileError(path, f"a symbolic link to {target}, outside {within}", "PART-9")
     return target
 
 
@@ -76,7 +76,7 @@ def open_regular(path: str | Path, within: str | Path | None = None) -> BinaryIO
     try:
         mode = os.fstat(fd).st_mode
         if not stat.S_ISREG(mode):
-            raise NotRegularFileError(path, kind_of(mode), "DIR-7")
+            raise NotRegularFileError(path, kind_of(mode), "PART-8")
         return os.fdopen(fd, "rb")
     except BaseException:
         os.close(fd)

@@ -4,7 +4,7 @@ timeout and its peak memory measured.
 
 Each case asserts: no hang (a timeout), no traceback or Python repr on stdout or stderr,
 no file written outside the case's directory, peak RSS under 200 MiB, and, where the case
-is damage, a finding or error that names the file and the rule (DIR-7, DIR-8, ...).
+is damage, a finding or error that names the file and the rule (PART-8, PART-9, ...).
 """
 
 from __future__ import annotations
@@ -69,14 +69,14 @@ def _outside_link(part: Path, name: str, outside: Path) -> None:
 # name: (build(partition dir, outside file), the rule a damaged case must name, or None);
 # the cases of a file's kind run dump and verify, those of its bytes every command
 KIND_CASES = {
-    "fifo-log": (lambda p, o: _fifo(p, LOG), "DIR-7"),
-    "fifo-index": (lambda p, o: _fifo(p, INDEX), "DIR-7"),
-    "fifo-snapshot": (lambda p, o: _fifo(p, SNAPSHOT), "DIR-7"),
-    "fifo-leader-epoch": (lambda p, o: _fifo(p, "leader-epoch-checkpoint"), "DIR-7"),
-    "dev-zero-log": (lambda p, o: _zero_link(p, LOG), "DIR-7"),
-    "dev-zero-timeindex": (lambda p, o: _zero_link(p, TIME_INDEX), "DIR-7"),
-    "link-out-log": (lambda p, o: _outside_link(p, LOG, o), "DIR-8"),
-    "directory-log": (lambda p, o: (p / LOG).mkdir(), "DIR-7"),
+    "fifo-log": (lambda p, o: _fifo(p, LOG), "PART-8"),
+    "fifo-index": (lambda p, o: _fifo(p, INDEX), "PART-8"),
+    "fifo-snapshot": (lambda p, o: _fifo(p, SNAPSHOT), "PART-8"),
+    "fifo-leader-epoch": (lambda p, o: _fifo(p, "leader-epoch-checkpoint"), "PART-8"),
+    "dev-zero-log": (lambda p, o: _zero_link(p, LOG), "PART-8"),
+    "dev-zero-timeindex": (lambda p, o: _zero_link(p, TIME_INDEX), "PART-8"),
+    "link-out-log": (lambda p, o: _outside_link(p, LOG, o), "PART-9"),
+    "directory-log": (lambda p, o: (p / LOG).mkdir(), "PART-8"),
 }
 BYTES_CASES = {
     "sparse-4gib-index": (lambda p, o: _sparse_index(p), None),
@@ -129,6 +129,7 @@ def _snapshot(case: Path) -> dict:
     return {p: (p.lstat().st_size, p.lstat().st_mtime_ns) for p in case.rglob("*")}
 
 
+@pytest.mark.req("PART-8", "PART-9", "COMP-3")
 @pytest.mark.parametrize(("case", "command"), RUNS)
 def test_a_hostile_directory_is_reported_without_a_hang_traceback_or_outside_write(
     built, case, command

@@ -83,7 +83,7 @@ def dump_paths(
 
 
 def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[FileDump]:
-    # a directory under a Kafka file's name is dumped as that file: its open reports DIR-7
+    # a directory under a Kafka file's name is dumped as that file: its open reports PART-8
     if path.is_dir() and (explicit or classify(path).kind is FileKind.UNKNOWN):
         if path.name == QUARANTINE_DIR and not (explicit or options.include_quarantine):
             return  # klogspec recover's kept bytes: not the partition's (LOAD-25)

@@ -48,7 +48,7 @@ class FileDump:
     dumper: Callable[[FileDump], Iterator[dict]] | None = field(default=None, repr=False)
     summary: dict = field(default_factory=dict)
     piece: StoredPiece | None = None  # a quarantined piece: positions are its original's
-    within: Path | None = None  # the directory walked (a link may not leave it, DIR-8)
+    within: Path | None = None  # the directory walked (a link may not leave it, PART-9)
 
     @property
     def origin(self) -> int:
@@ -91,7 +91,7 @@ class FileDump:
         self.summary["ioErrors"].append(entry)
 
     def open(self) -> BinaryIO:
-        """The file, opened only if it is a regular file (DIR-7, DIR-8: safe_files.py)."""
+        """The file, opened only if it is a regular file (PART-8, PART-9: safe_files.py)."""
         return open_regular(self.path, self.within)
 
     def read_bytes(self) -> bytes:

@@ -52,7 +52,7 @@ class PartitionFiles:
     producer_snapshots: tuple[str, ...] = ()
     leader_epoch_checkpoint: str | None = None
     partition_metadata: str | None = None
-    not_regular: tuple[tuple[str, str, str], ...] = ()  # (file, what it is, DIR-7 or DIR-8)
+    not_regular: tuple[tuple[str, str, str], ...] = ()  # (file, what it is, PART-8 or PART-9)
 
     def units(self) -> tuple[SegmentFiles, ...]:
         """Every batch file to pass to verify_segment."""
@@ -132,7 +132,7 @@ def partition_files(path: str | Path) -> PartitionFiles:
 
 def _regular_children(path: Path) -> tuple[list[Path], tuple]:
     """The entries of a partition directory that are regular files (or links to one in the
-    directory), sorted; and those with a Kafka file's name that are not (DIR-7, DIR-8): a
+    directory), sorted; and those with a Kafka file's name that are not (PART-8, PART-9): a
     FIFO, device, socket, directory, dangling link or link out of the directory, which are
     never opened."""
     regular, refused = [], []
@@ -145,7 +145,7 @@ def _regular_children(path: Path) -> tuple[list[Path], tuple]:
                 refused.append((str(child), exc.what, exc.rule))
         except OSError:
             if _kafka_named(child):
-                refused.append((str(child), "a dangling symbolic link", "DIR-7"))
+                refused.append((str(child), "a dangling symbolic link", "PART-8"))
     return regular, tuple(refused)
 
 
@@ -190,7 +190,7 @@ def line_positions(data: bytes) -> list[int]:
 
 def read_small_file(file: Path, reader, kind: str, findings: Findings):
     """A small file read with ``reader``, None when absent or unreadable (reported); one
-    that is not a regular file is reported (DIR-7, DIR-8) and never opened."""
+    that is not a regular file is reported (PART-8, PART-9) and never opened."""
     try:
         data = read_regular(file, file.parent)
     except NotRegularFileError as exc:

@@ -39,7 +39,7 @@ def verify_partition(
     """The checks of a partition as a whole; ``summaries`` are verify_segment's for
     ``partition.segments`` (others, such as KRaft snapshots', are ignored)."""
     findings = Findings()
-    for file, what, rule in partition.not_regular:  # DIR-7, DIR-8: never opened
+    for file, what, rule in partition.not_regular:  # PART-8, PART-9: never opened
         findings.add(
             rule, Severity.ERROR, file, f"{what} stands under a Kafka file's name: not read"
         )
