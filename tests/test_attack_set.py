@@ -29,6 +29,7 @@ COMMANDS = {
     "dump-deep-json": ["dump", "--deep", "--json"],
     "verify": ["verify"],
     "verify-deep": ["verify", "--deep"],
+    "recover-dry-run": ["recover", "--dry-run"],
 }
 TIMEOUT = 60
 MAX_RSS = 200 << 20
@@ -54,6 +55,18 @@ def _zero_link(part: Path, name: str) -> None:
     if name != LOG:
         (part / LOG).write_bytes(_good_log())
     (part / name).symlink_to("/dev/zero")
+
+
+def _non_utf8_dir(part: Path) -> None:
+    """A partition directory whose name is not UTF-8 (``t\\xff\\xfe-0``), a good segment in it."""
+    renamed = Path(os.fsdecode(os.fsencode(part.parent) + b"/t\xff\xfe-0"))
+    part.rename(renamed)
+    (renamed / LOG).write_bytes(_good_log())
+
+
+def _non_utf8_file(part: Path) -> None:
+    (part / LOG).write_bytes(_good_log())
+    Path(os.fsdecode(os.fsencode(part) + b"/0000000000000000000\xff.log")).write_bytes(b"x" * 20)
 
 
 def _sparse_index(part: Path) -> None:
@@ -84,9 +97,12 @@ BYTES_CASES = {
     "huge-length": (lambda p, o: (p / LOG).write_bytes(b"\0" * 8 + b"\x7f\xff\xff\xff"), None),
     "garbage": (lambda p, o: (p / LOG).write_bytes(os.urandom(4096)), None),
     "truncated": (lambda p, o: (p / LOG).write_bytes(_good_log()[:-7]), None),
+    "non-utf8-dir": (lambda p, o: _non_utf8_dir(p), None),
+    "non-utf8-file": (lambda p, o: _non_utf8_file(p), None),
 }
 CASES = {**KIND_CASES, **BYTES_CASES}
-RUNS = [(case, command) for case in sorted(KIND_CASES) for command in ("dump", "verify")] + [
+KIND_COMMANDS = ("dump", "verify", "recover-dry-run")
+RUNS = [(case, command) for case in sorted(KIND_CASES) for command in KIND_COMMANDS] + [
     (case, command) for case in sorted(BYTES_CASES) for command in sorted(COMMANDS)
 ]
 
@@ -117,10 +133,10 @@ def built(tmp_path_factory) -> dict:
         case = root / name
         part = case / "t-0"
         part.mkdir(parents=True)
-        outside = case / "outside.log"
+        outside = case / "outside.bin"
         outside.write_bytes(_good_log())
         build(part, outside)
-        out[name] = part
+        out[name] = next(p for p in case.iterdir() if p.is_dir())  # renamed: non-utf8-dir
     return out
 
 

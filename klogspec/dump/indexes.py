@@ -14,17 +14,15 @@ from reference_impl.errors import CorruptIndexError, InvalidFileNameError, Kafka
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
+from ..index_files import real_entries, sanity_check
 from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
 
-_INDEXES = {  # kind: (entry size, decode one slot, sanity check on slots, event type)
-    FileKind.OFFSET_INDEX: (8, index.offset_index_entry, index.sanity_check_offset_slots,
-                            "offset_index_entry"),
-    FileKind.TIME_INDEX: (12, index.time_index_entry, index.sanity_check_time_slots,
-                          "time_index_entry"),
-}  # fmt: skip
-WINDOW_SLOTS = 1 << 16  # slots read at a time: an index is read in windows, as a .log is
+_INDEXES = {  # kind: (entry size, whether a time index, event type)
+    FileKind.OFFSET_INDEX: (8, False, "offset_index_entry"),
+    FileKind.TIME_INDEX: (12, True, "time_index_entry"),
+}
 
 
 def dump_index(dump: FileDump) -> Iterator[dict]:
@@ -33,7 +31,7 @@ def dump_index(dump: FileDump) -> Iterator[dict]:
     (--index-sanity-check); or only the cross-check with the .log (--verify-index-only).
     The file is read a window at a time, and only up to the stop rule: a sparse 4 GiB
     index of zeros costs one window."""
-    entry_size, decode, sanity_check, event_type = _INDEXES[dump.info.kind]
+    entry_size, time, event_type = _INDEXES[dump.info.kind]
     base, summary = dump.info.base_offset, dump.summary
     with dump.open() as handle:
         size = os.fstat(handle.fileno()).st_size
@@ -44,12 +42,11 @@ def dump_index(dump: FileDump) -> Iterator[dict]:
             dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
             return
         if dump.options.index_sanity_check:
-            entry = _SlotReader(handle, entry_size, decode, base)
-            _sanity_check(dump, lambda: sanity_check(size, entry, base, file=dump.file))
+            _sanity_check(dump, lambda: sanity_check(handle, base, time=time, file=dump.file))
         elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
             size_error = f"{size} bytes is not a whole number of {entry_size}-byte entries"
             dump.error(CorruptIndexError(size_error, position=0))
-        entries = _real_entries(handle, summary["slots"], entry_size, decode, base)
+        entries = real_entries(handle, base, time=time)
         if dump.options.verify_index_only:
             entries = list(entries)
             _verify(dump, entries)
@@ -58,29 +55,6 @@ def dump_index(dump: FileDump) -> Iterator[dict]:
             if dump.options.list_index_entries:
                 yield {"type": event_type, "slot": count - 1, **event_fields(entry)}
     summary.update(entries=count, unusedSlots=summary["slots"] - count)
-
-
-def _real_entries(handle, slots: int, entry_size: int, decode, base: int) -> Iterator:
-    """The entries before the stop rule (index.until_stop), a window of slots at a time."""
-    fd = handle.fileno()
-    for first in range(0, slots, WINDOW_SLOTS):
-        count = min(WINDOW_SLOTS, slots - first)
-        window = os.pread(fd, count * entry_size, first * entry_size)
-        for i in range(len(window) // entry_size):
-            entry = decode(window, i, base)
-            if first + i > 0 and entry.offset == base:
-                return
-            yield entry
-
-
-class _SlotReader:
-    """One slot of an open index file, read where it is (a sanity check reads two)."""
-
-    def __init__(self, handle, entry_size: int, decode, base: int) -> None:
-        self.fd, self.entry_size, self.decode, self.base = handle.fileno(), entry_size, decode, base
-
-    def __call__(self, slot: int):
-        return self.decode(os.pread(self.fd, self.entry_size, slot * self.entry_size), 0, self.base)
 
 
 def _sanity_check(dump: FileDump, check) -> None:
@@ -156,9 +130,7 @@ def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
     base = dump.info.base_offset
     try:
         with open_regular(_sibling(dump, ".index"), dump.path.parent) as handle:
-            slots = os.fstat(handle.fileno()).st_size // index.OFFSET_INDEX_ENTRY_SIZE
-            decode = index.offset_index_entry
-            return list(_real_entries(handle, slots, index.OFFSET_INDEX_ENTRY_SIZE, decode, base))
+            return list(real_entries(handle, base, time=False))
     except OSError:
         return []
 
