@@ -80,7 +80,6 @@ def _outside_link(part: Path, name: str, outside: Path) -> None:
 
 
 # name: (build(partition dir, outside file), the rule a damaged case must name, or None);
-# the cases of a file's kind run dump and verify, those of its bytes every command
 KIND_CASES = {
     "fifo-log": (lambda p, o: _fifo(p, LOG), "PART-8"),
     "fifo-index": (lambda p, o: _fifo(p, INDEX), "PART-8"),
@@ -101,9 +100,12 @@ BYTES_CASES = {
     "non-utf8-file": (lambda p, o: _non_utf8_file(p), None),
 }
 CASES = {**KIND_CASES, **BYTES_CASES}
-KIND_COMMANDS = ("dump", "verify", "recover-dry-run")
-RUNS = [(case, command) for case in sorted(KIND_CASES) for command in KIND_COMMANDS] + [
-    (case, command) for case in sorted(BYTES_CASES) for command in sorted(COMMANDS)
+# a file's kind, or bytes without records, take the three commands; records all five
+PLAIN_COMMANDS = ("dump", "verify", "recover-dry-run")
+RUNS = [
+    (case, command)
+    for case in sorted(CASES)
+    for command in (sorted(COMMANDS) if case == "tiny-records-zstd" else PLAIN_COMMANDS)
 ]
 
 
@@ -159,7 +161,7 @@ def test_a_hostile_directory_is_reported_without_a_hang_traceback_or_outside_wri
     assert peak < MAX_RSS, f"{command} on {case}: peak RSS {peak >> 20} MiB"
     assert _snapshot(part.parent) == before  # nothing written, inside or out
     rule = CASES[case][1]
-    if rule is not None:
+    if rule is not None and command != "recover-dry-run":  # recover: ignored, as by Kafka
         assert done.returncode == 1, output[-3000:]
         assert rule in output and str(part) in output, output[-3000:]  # the rule, the file
 
