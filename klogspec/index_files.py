@@ -12,6 +12,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import reference_impl.formats.index_entries as index
+from reference_impl.errors import KafkaLogError
 
 from .safe_files import open_regular
 
@@ -33,6 +34,21 @@ def real_entries(handle, base_offset: int, *, time: bool) -> Iterator:
             if first + i > 0 and entry.offset == base_offset:
                 return
             yield entry
+
+
+def txn_entries(handle, *, file: str | None = None) -> Iterator[index.AbortedTxn]:
+    """The whole 34-byte entries of an open ``.txnindex`` (TXN-4), a window at a time; an
+    entry that does not decode raises with its position in the file."""
+    fd, size = handle.fileno(), index.ABORTED_TXN_SIZE
+    whole = os.fstat(fd).st_size // size
+    for first in range(0, whole, WINDOW_SLOTS):
+        window = os.pread(fd, min(WINDOW_SLOTS, whole - first) * size, first * size)
+        for i in range(len(window) // size):
+            try:
+                yield index.decode_aborted_txn(window, i * size, file=file)
+            except KafkaLogError as exc:
+                exc.position = (first + i) * size
+                raise
 
 
 def sanity_check(handle, base_offset: int, *, time: bool, file: str | None = None) -> None:

@@ -26,6 +26,19 @@ _KINDS = (
 _FLAGS = os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC
 
 
+# The largest checkpoint, producer snapshot or metadata file read: a snapshot of this size
+# holds about 700,000 producers; a hostile (sparse) 4 GiB one must not be read into memory.
+SMALL_FILE_LIMIT = 32 << 20
+
+
+class FileTooLargeError(OSError):
+    """A small file (checkpoint, snapshot, metadata) larger than SMALL_FILE_LIMIT: not read."""
+
+    def __init__(self, path: str | Path, size: int, limit: int) -> None:
+        words = f"{size} bytes, more than the {limit} bytes read of a checkpoint or snapshot"
+        super().__init__(errno.EFBIG, words, str(path))
+
+
 class NotRegularFileError(OSError):
     """A Kafka file's name that is not a regular file (PART-8), or a link out of its directory
     (PART-9): ``rule`` is the requirement, ``str()`` says what stands there."""
@@ -83,10 +96,16 @@ def open_regular(path: str | Path, within: str | Path | None = None) -> BinaryIO
         raise
 
 
-def read_regular(path: str | Path, within: str | Path | None = None) -> bytes:
-    """The whole of a small regular file (a checkpoint, a snapshot), as ``open_regular``."""
+def read_regular(
+    path: str | Path, within: str | Path | None = None, limit: int = SMALL_FILE_LIMIT
+) -> bytes:
+    """The whole of a small regular file (a checkpoint, a snapshot), as ``open_regular``;
+    ``FileTooLargeError`` past ``limit`` bytes."""
     with open_regular(path, within) as handle:
-        return handle.read()
+        size = os.fstat(handle.fileno()).st_size
+        if size > limit:
+            raise FileTooLargeError(path, size, limit)
+        return handle.read(limit + 1)
 
 
 def is_regular(path: str | Path) -> bool:

@@ -32,6 +32,7 @@ COMMANDS = {
     "recover-dry-run": ["recover", "--dry-run"],
 }
 TIMEOUT = 60
+HANG = 124  # the status the probe gives a command still running after TIMEOUT seconds
 MAX_RSS = 200 << 20
 TINY_RECORD = b"\x0c\x00\x00\x00\x01\x01\x00"  # length 6, offsetDelta 0, null key and value
 TRACEBACK_MARKS = ("Traceback (most recent call last)", "Error: <", " object at 0x")
@@ -69,10 +70,11 @@ def _non_utf8_file(part: Path) -> None:
     Path(os.fsdecode(os.fsencode(part) + b"/0000000000000000000\xff.log")).write_bytes(b"x" * 20)
 
 
-def _sparse_index(part: Path) -> None:
+def _sparse(part: Path, name: str, size: int = 4 << 30) -> None:
+    """A file of zeros that takes no disk (a hole), beside a good segment."""
     (part / LOG).write_bytes(_good_log())
-    with open(part / INDEX, "wb") as handle:
-        handle.truncate(4 << 30)
+    with open(part / name, "wb") as handle:
+        handle.truncate(size)
 
 
 def _outside_link(part: Path, name: str, outside: Path) -> None:
@@ -91,7 +93,14 @@ KIND_CASES = {
     "directory-log": (lambda p, o: (p / LOG).mkdir(), "PART-8"),
 }
 BYTES_CASES = {
-    "sparse-4gib-index": (lambda p, o: _sparse_index(p), None),
+    "sparse-4gib-index": (lambda p, o: _sparse(p, INDEX), None),
+    # a .txnindex has no stop rule: its 1 million zero entries are entries (time is linear)
+    "sparse-32mib-txnindex": (
+        lambda p, o: _sparse(p, "00000000000000000000.txnindex", 32 << 20),
+        None,
+    ),
+    "sparse-4gib-snapshot": (lambda p, o: _sparse(p, SNAPSHOT), None),
+    "sparse-4gib-checkpoint": (lambda p, o: _sparse(p, "leader-epoch-checkpoint"), None),
     "tiny-records-zstd": (lambda p, o: (p / LOG).write_bytes(_tiny_records(500_000)), None),
     "huge-length": (lambda p, o: (p / LOG).write_bytes(b"\0" * 8 + b"\x7f\xff\xff\xff"), None),
     "garbage": (lambda p, o: (p / LOG).write_bytes(os.urandom(4096)), None),
@@ -108,16 +117,28 @@ RUNS = [
     for command in (sorted(COMMANDS) if case == "tiny-records-zstd" else PLAIN_COMMANDS)
 ]
 
+# recover's own reading of checkpoints is the recover branch's (it is to call
+# klogspec.safe_files.read_regular, whose limit refuses this file); the lead drops this entry
+# when merging both
+LEFT_TO_RECOVER = {
+    ("sparse-4gib-checkpoint", "recover-dry-run"): "recover reads leader-epoch-checkpoint "
+    "whole until it calls klogspec.safe_files.read_regular (the recover branch)",
+}
+
 
 def _run(args: list[str], cwd: Path) -> tuple[subprocess.CompletedProcess, int]:
     """The command in a child with its own peak RSS (getrusage of the reaped children is
     the maximum over all of them, so each run is measured in its own grandchild)."""
     probe = (
-        "import resource, subprocess, sys; "
-        f"r = subprocess.run(sys.argv[1:], capture_output=True, timeout={TIMEOUT}); "
-        "sys.stdout.buffer.write(r.stdout[-20000:]); sys.stderr.buffer.write(r.stderr[-20000:]); "
-        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr); "
-        "sys.exit(r.returncode)"
+        "import resource, subprocess, sys\n"
+        "try:\n"
+        f"    r = subprocess.run(sys.argv[1:], capture_output=True, timeout={TIMEOUT})\n"
+        "    out, err, status = r.stdout, r.stderr, r.returncode\n"
+        "except subprocess.TimeoutExpired as e:\n"
+        f"    out, err, status = e.stdout or b'', e.stderr or b'', {HANG}\n"
+        "sys.stdout.buffer.write(out[-20000:]); sys.stderr.buffer.write(err[-20000:])\n"
+        "print(resource.getrusage(resource.RUSAGE_CHILDREN).ru_maxrss, file=sys.stderr)\n"
+        "sys.exit(status)"
     )
     cli = "from klogspec.cli import main; main()"
     command = [sys.executable, "-c", probe, sys.executable, "-c", cli, *args]
@@ -152,10 +173,13 @@ def _snapshot(case: Path) -> dict:
 def test_a_hostile_directory_is_reported_without_a_hang_traceback_or_outside_write(
     built, case, command
 ):
+    if (case, command) in LEFT_TO_RECOVER:
+        pytest.skip(LEFT_TO_RECOVER[(case, command)])
     part = built[case]
     before = _snapshot(part.parent)
     done, peak = _run([*COMMANDS[command], str(part)], part.parent)
     output = done.stdout.decode("utf-8", "replace") + done.stderr.decode("utf-8", "replace")
+    assert done.returncode != HANG, f"{command} on {case}: still running after {TIMEOUT} s"
     assert not any(mark in output for mark in TRACEBACK_MARKS), output[-3000:]
     assert done.returncode in (0, 1, 2), output[-3000:]
     assert peak < MAX_RSS, f"{command} on {case}: peak RSS {peak >> 20} MiB"

@@ -7,7 +7,13 @@ import os
 
 import pytest
 
-from klogspec.safe_files import NotRegularFileError, open_regular, read_regular, resolve
+from klogspec.safe_files import (
+    FileTooLargeError,
+    NotRegularFileError,
+    open_regular,
+    read_regular,
+    resolve,
+)
 
 pytestmark = pytest.mark.req("PART-8", "PART-9")
 
@@ -66,3 +72,15 @@ def test_a_dangling_link_is_an_os_error_not_a_hang(part):
     (part / "00000000000000000003.log").symlink_to(part / "gone.log")
     with pytest.raises(FileNotFoundError):
         read_regular(part / "00000000000000000003.log", part)
+
+
+def test_a_small_file_past_the_limit_is_not_read(part):
+    """A checkpoint or snapshot larger than SMALL_FILE_LIMIT (a sparse 4 GiB snapshot) is
+    refused before a byte is read."""
+    with open(part / "00000000000000000000.snapshot", "wb") as handle:
+        handle.truncate(4 << 30)
+    with pytest.raises(FileTooLargeError, match="4294967296 bytes"):
+        read_regular(part / "00000000000000000000.snapshot", part)
+    assert read_regular(part / "00000000000000000000.log", part, limit=5) == b"bytes"
+    with pytest.raises(FileTooLargeError):
+        read_regular(part / "00000000000000000000.log", part, limit=4)

@@ -14,7 +14,7 @@ from reference_impl.errors import CorruptIndexError, InvalidFileNameError, Kafka
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
-from ..index_files import real_entries, sanity_check
+from ..index_files import real_entries, sanity_check, txn_entries
 from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
@@ -136,31 +136,29 @@ def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
 
 
 def dump_txn_index(dump: FileDump) -> Iterator[dict]:
-    """Whole 34-byte entries (TXN-4); a partial one is a torn append, reported as a tail."""
-    data = dump.read_bytes()
-    trailing = len(data) % index.ABORTED_TXN_SIZE
-    dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
-    if trailing:
-        tail = f"{trailing} bytes after the last whole 34-byte entry"
-        dump.error(CorruptIndexError(tail, position=len(data) - trailing))
-    if dump.options.index_sanity_check and dump.info.base_offset is not None:
-        check = index.sanity_check_txn_index
-        _sanity_check(dump, lambda: check(data, dump.info.base_offset, file=dump.file))
-    try:
-        txns = index.read_txn_index(data, file=dump.file)
-    except KafkaLogError as exc:
-        if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
-            dump.error(exc)
-        txns = list(_good_prefix(data))
-    dump.summary["entries"] = len(txns)
-    if not dump.options.index_sanity_check:
-        for txn in txns:
-            yield {"type": "txn_index_entry", **event_fields(txn)}
-
-
-def _good_prefix(data: bytes) -> Iterator[index.AbortedTxn]:
-    """The entries before the first one that does not decode."""
-    try:
-        yield from index.iter_txn_index(data)
-    except KafkaLogError:
-        return
+    """Whole 34-byte entries (TXN-4), read a window at a time; a partial one is a torn
+    append, reported as a tail."""
+    size, checked = index.ABORTED_TXN_SIZE, dump.options.index_sanity_check
+    with dump.open() as handle:
+        length = os.fstat(handle.fileno()).st_size
+        trailing = length % size
+        dump.summary.update(validBytes=length - trailing, trailingBytes=trailing)
+        if trailing:
+            tail = f"{trailing} bytes after the last whole 34-byte entry"
+            dump.error(CorruptIndexError(tail, position=length - trailing))
+        base = dump.info.base_offset
+        if checked and base is not None:
+            entries = txn_entries(handle, file=dump.file)
+            _sanity_check(
+                dump, lambda: index.sanity_check_txn_entries(entries, base, file=dump.file)
+            )
+        count = 0
+        try:
+            for txn in txn_entries(handle, file=dump.file):
+                count += 1
+                if not checked:
+                    yield {"type": "txn_index_entry", **event_fields(txn)}
+        except KafkaLogError as exc:  # the entries before it are listed
+            if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
+                dump.error(exc)
+    dump.summary["entries"] = count

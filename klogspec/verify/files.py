@@ -16,7 +16,7 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats import checkpoints
 from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 
-from ..safe_files import NotRegularFileError, read_regular, resolve
+from ..safe_files import FileTooLargeError, NotRegularFileError, read_regular, resolve
 from .findings import Findings, Severity
 from .segment import SegmentFiles
 
@@ -189,17 +189,28 @@ def line_positions(data: bytes) -> list[int]:
 
 
 def read_small_file(file: Path, reader, kind: str, findings: Findings):
-    """A small file read with ``reader``, None when absent or unreadable (reported); one
-    that is not a regular file is reported (PART-8, PART-9) and never opened."""
-    try:
-        data = read_regular(file, file.parent)
-    except NotRegularFileError as exc:
-        findings.add(exc.rule, Severity.ERROR, str(file), f"{exc.what}, not a regular file")
-        return None
-    except OSError:
+    """A small file read with ``reader``, None when absent or unreadable (reported)."""
+    data = read_checked(file, findings)
+    if data is None:
         return None
     try:
         return reader(data, file=str(file))
     except KafkaLogError as exc:
         findings.error(exc, kind=kind)
+    return None
+
+
+def read_checked(file: str | Path, findings: Findings) -> bytes | None:
+    """A small file's bytes, None when absent or unreadable; one that is not a regular file
+    (PART-8, PART-9) or is too large to hold (ERR-1, the reporting rule: no format rule is
+    broken) is reported and never read."""
+    file = Path(file)
+    try:
+        return read_regular(file, file.parent)
+    except NotRegularFileError as exc:
+        findings.add(exc.rule, Severity.ERROR, str(file), f"{exc.what}, not a regular file")
+    except FileTooLargeError as exc:
+        findings.add("ERR-1", Severity.ERROR, str(file), f"{exc.strerror}: not read", position=0)
+    except OSError:
+        pass
     return None

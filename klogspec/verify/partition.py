@@ -22,6 +22,7 @@ from .files import (
     LogDirState,
     PartitionFiles,
     line_positions,
+    read_checked,
     read_small_file,
 )
 from .findings import Finding, Findings, Severity
@@ -206,7 +207,9 @@ def _check_leader_epochs(partition: PartitionFiles, leo: int | None, findings: F
 def _check_snapshot(file: str, findings: Findings) -> None:
     """SNAP-2, SNAP-4, SNAP-5: the snapshot decodes with a valid CRC; SNAP-8: no bytes after
     its entries."""
-    data = read_regular(file, Path(file).parent)
+    data = read_checked(file, findings)
+    if data is None:
+        return
     try:
         read_snapshot(data, file=file)
     except KafkaLogError as exc:

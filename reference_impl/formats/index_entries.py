@@ -287,7 +287,12 @@ def encode_aborted_txn(txn: AbortedTxn) -> bytes:
 def sanity_check_txn_index(buf, base_offset: int, *, file: str | None = None) -> None:
     """TransactionIndex.sanityCheck (TXN-6): no entry's lastOffset may be below the segment's
     base offset. Entries are checked in file order, so a bad version stops the check first."""
-    for slot, txn in enumerate(iter_txn_index(buf, file=file)):
+    sanity_check_txn_entries(iter_txn_index(buf, file=file), base_offset, file=file)
+
+
+def sanity_check_txn_entries(entries: Iterable, base_offset: int, *, file: str | None = None):
+    """``sanity_check_txn_index`` on entries read elsewhere (a tool reads a window at a time)."""
+    for slot, txn in enumerate(entries):
         if txn.last_offset < base_offset:
             raise CorruptIndexError(
                 f"last offset {txn.last_offset} of aborted transaction {txn} is less than "
