@@ -104,3 +104,13 @@ def _end_of_data(fd: int, size: int) -> int:
                 end = at + nonzero
         position = stop
     return end
+
+
+def is_hole(handle, start: int, size: int) -> bool:
+    """Whether ``[start, start + size)`` of an open file is a hole of a sparse file (SEEK_DATA
+    finds no data there): the zeros past an index's stop rule are checked without reading a
+    sparse 4 GiB file."""
+    try:
+        return os.lseek(handle.fileno(), start, os.SEEK_DATA) >= start + size
+    except OSError as exc:  # ENXIO: no data from here on; anything else: read the bytes
+        return exc.errno == errno.ENXIO

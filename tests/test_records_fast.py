@@ -33,8 +33,8 @@ from reference_impl.records import (
     decompress,
     iter_file_batches,
 )
-from reference_impl.records.batch import (
-    RECORD_BATCH_OVERHEAD,
+from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
+from reference_impl.records.default_record import (
     _decode_well_formed,
     decode_record_chunk,
     decode_record_chunk_fast,

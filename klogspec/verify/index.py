@@ -11,7 +11,6 @@ entries in step with it, so the ``.log`` is never read twice or held in memory.
 
 from __future__ import annotations
 
-import errno
 import os
 from array import array
 from dataclasses import dataclass, field
@@ -25,6 +24,7 @@ from reference_impl.formats.index_entries import (
     TIME_INDEX_ENTRY_SIZE,
 )
 
+from ..index_files import is_hole
 from ..safe_files import open_regular
 from .findings import Findings, Severity
 
@@ -86,7 +86,7 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
     stopped = dirty = False  # past the stop rule; non-zero bytes found after it
     for first in range(0, slots, CHUNK_SLOTS):
         count = min(CHUNK_SLOTS, slots - first)
-        if stopped and (dirty or _hole(handle, first * entry_size, count * entry_size)):
+        if stopped and (dirty or is_hole(handle, first * entry_size, count * entry_size)):
             continue  # past the stop rule only non-zero bytes matter, and a hole has none
         chunk = os.pread(handle.fileno(), count * entry_size, first * entry_size)
         start = 0
@@ -110,15 +110,6 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
             position=entries.where(len(entries)),
         )  # fmt: skip
     return entries
-
-
-def _hole(handle, start: int, size: int) -> bool:
-    """Whether ``[start, start + size)`` is a hole of a sparse file (SEEK_DATA finds no data
-    there): a sparse 4 GiB index is checked without reading its 4 GiB of zeros."""
-    try:
-        return os.lseek(handle.fileno(), start, os.SEEK_DATA) >= start + size
-    except OSError as exc:  # ENXIO: no data from here on; anything else: read the bytes
-        return exc.errno == errno.ENXIO
 
 
 def _add(entries: IndexEntries, slot: int, a: int, b: int, base: int, time: bool, findings):
