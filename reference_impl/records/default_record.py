@@ -1,5 +1,5 @@
 """DefaultRecord.readFrom [DefaultRecord.java]: the records of a v2 batch, laid end to end
-in its inflated stream (spec/formats/record-batch-v2.md, Table 2: REC-1 to REC-11).
+after its header or in its inflated stream (spec/formats/record-batch-v2.md, Table 2: REC-1 to REC-11).
 
 The readable decoder (``decode_records``, a chunk at a time ``decode_record_chunk``), its
 fast twin (``decode_records_fast``, ``decode_record_chunk_fast``) and, unless pure Python,
