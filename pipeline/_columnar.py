@@ -127,15 +127,17 @@ def _control_types(control: np.ndarray):
     return names.take(indices)
 
 
-def record_rows(batch, chunks, *, readable) -> None:
+def record_rows(batch, chunks, *, readable, large: int):
     """``readable`` (reader.py's ``_record_rows``) for a v2 data batch, decoded into the
-    columns when its records allow."""
-    if batch.magic == 2 and not batch.is_control and isinstance(chunks, ColumnarChunkBuilder):
+    columns when its records allow and they are not ``large`` (more records: the readable
+    path's, which adds them a chunk at a time)."""
+    small = batch.magic == 2 and 0 <= batch.records_count <= large
+    if small and not batch.is_control and isinstance(chunks, ColumnarChunkBuilder):
         values = (
             batch.position, batch.base_offset, batch.last_offset, batch.timestamp_type.label,
             batch.producer_id, batch.producer_epoch, batch.is_transactional, batch.is_control,
             _CODECS[batch.compression_id], batch.magic, batch.partition_leader_epoch,
         )  # fmt: skip
         if chunks.add_decoded(values, batch):
-            return
-    readable(batch, chunks)
+            return None
+    return readable(batch, chunks)

@@ -9,6 +9,8 @@ DefaultRecord.readFrom. These tests hold the two together:
   path alone (``_decode_well_formed``) gives exactly the readable decoder's records;
 * on hostile record bytes (the same batches, mutated), ``decode_records_fast`` gives the
   readable decoder's records or the same error;
+* ``RecordBatch.record_chunks`` (records a chunk at a time, the bounded-memory path of the
+  tools) gives the records or the error of ``records()``, whatever the chunk size;
 * on every v2 batch of the real-broker corpus, the two agree.
 """
 
@@ -31,9 +33,11 @@ from reference_impl.records import (
     decompress,
     iter_file_batches,
 )
-from reference_impl.records.batch import (
-    RECORD_BATCH_OVERHEAD,
+from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
+from reference_impl.records.default_record import (
     _decode_well_formed,
+    decode_record_chunk,
+    decode_record_chunk_fast,
     decode_records,
     decode_records_fast,
 )
@@ -76,6 +80,14 @@ def batches(draw) -> bytes:
     )
 
 
+def _fast_alone(batch: RecordBatch, buf: bytes, start: int) -> list:
+    """The fast path alone on a whole batch: its records when they end at the buffer's end."""
+    records, pos = _decode_well_formed(batch, buf, start, batch.records_count)
+    if pos != len(buf):
+        raise ValueError(f"{len(buf) - pos} bytes left")
+    return records
+
+
 def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):
     try:
         return "records", decoder(batch, buf, start)
@@ -89,7 +101,7 @@ def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):
 def test_fast_path_alone_decodes_well_formed_batches_as_the_readable_decoder(raw):
     batch = RecordBatch.from_bytes(raw)
     expected = decode_records(batch, raw, RECORD_BATCH_OVERHEAD)
-    assert _decode_well_formed(batch, raw, RECORD_BATCH_OVERHEAD) == expected
+    assert _fast_alone(batch, raw, RECORD_BATCH_OVERHEAD) == expected
     assert batch.records() == expected
 
 
@@ -125,10 +137,82 @@ def test_fast_decoder_gives_the_readable_decoders_records_or_error_on_hostile_by
     readable = outcome(decode_records, batch, raw, RECORD_BATCH_OVERHEAD)
     assert outcome(decode_records_fast, batch, raw, RECORD_BATCH_OVERHEAD) == readable
     try:
-        fast_alone = _decode_well_formed(batch, raw, RECORD_BATCH_OVERHEAD)
+        fast_alone = _fast_alone(batch, raw, RECORD_BATCH_OVERHEAD)
     except Exception:  # the fast path may give up on anything: the readable one judges it
         return
     assert readable == ("records", fast_alone)
+
+
+def chunked(batch: RecordBatch, chunk_size: int):
+    """``record_chunks`` as ``outcome`` gives it: every chunk's records joined, or the error
+    (after the chunks before it), and the chunks' sizes."""
+    records, sizes = [], []
+    try:
+        for chunk in batch.record_chunks(chunk_size=chunk_size):
+            records += chunk
+            sizes.append(len(chunk))
+    except KafkaLogError as exc:
+        return ("error", exc.category, exc.message, exc.position, exc.offset), sizes
+    return ("records", records), sizes
+
+
+def whole(batch: RecordBatch):
+    try:
+        return "records", batch.records()
+    except KafkaLogError as exc:
+        return "error", exc.category, exc.message, exc.position, exc.offset
+
+
+@pytest.mark.req("REC-1", "REC-2", "REC-10")
+@CASES
+@given(mutated(), st.integers(1, 7))
+def test_record_chunks_give_the_records_or_the_error_of_records(case, chunk_size):
+    """The bounded-memory path (issue 20): chunks of at most ``chunk_size`` records, which
+    together are ``records()``, or the same error with the same location."""
+    raw, count = case
+    if len(raw) <= RECORD_BATCH_OVERHEAD:
+        return
+    batch = RecordBatch.from_bytes(raw)
+    batch.records_count = count
+    found, sizes = chunked(batch, chunk_size)
+    assert found == whole(batch)
+    assert all(0 < size <= chunk_size for size in sizes)
+    if found[0] == "records":
+        assert sizes == [min(chunk_size, count - i) for i in range(0, count, chunk_size)]
+
+
+@pytest.mark.req("REC-1", "REC-2")
+@CASES
+@given(mutated(), st.integers(0, 6), st.integers(1, 7))
+def test_the_fast_chunk_decoder_gives_the_readable_chunk_or_error(case, done, count):
+    raw, _ = case
+    if len(raw) <= RECORD_BATCH_OVERHEAD:
+        return
+    batch = RecordBatch.from_bytes(raw)
+    start = RECORD_BATCH_OVERHEAD
+    for decoder in (decode_record_chunk, decode_record_chunk_fast):
+        try:
+            result = decoder(batch, raw, start, done, count)
+        except KafkaLogError as exc:
+            result = ("error", exc.category, exc.message)
+        if decoder is decode_record_chunk:
+            readable = result
+    assert result == readable
+
+
+@pytest.mark.req("COMP-3", "REC-10")
+def test_record_chunks_bound_a_batch_of_a_million_tiny_records():
+    """A zstd batch of 10^6 seven-byte records (64 KB on disk): the chunks hold at most
+    RECORDS_PER_CHUNK records each, and together every record (the issue's batch held 6
+    million: records() as one list took gigabytes)."""
+    from reference_impl.records.batch import RECORDS_PER_CHUNK
+    from reference_impl.records.builder import build_raw_batch
+
+    count = 10**6
+    raw = build_raw_batch(b"\x0c\x00\x00\x00\x01\x01\x00" * count, count, Compression.ZSTD)
+    batch = RecordBatch.from_bytes(raw)
+    sizes = [len(chunk) for chunk in batch.record_chunks()]
+    assert max(sizes) == RECORDS_PER_CHUNK and sum(sizes) == count
 
 
 @pytest.mark.req("BATCH-6", "REC-11")

@@ -13,7 +13,14 @@ entries and the dump goes on where the bytes allow.
 * ``mismatches``: index entries that fail DumpLogSegments' cross-checks with the
   .log; those the spec allows carry ``allowedBy`` (OIDX-7, TIDX-2, TIDX-9) and,
   reported as Kafka's tool reports them, are not findings;
-* ``ioErrors``: a file, or the .log an index is checked against, that cannot be read.
+* ``ioErrors``: a file, or the .log an index is checked against, that cannot be read; one
+  that is not a regular file, or a link out of its directory, is never opened and carries
+  its ``rule`` (PART-8, PART-9: klogspec/safe_files.py);
+* ``nonConsecutiveOffsets`` (deep): the first 1000 gaps between record offsets, and
+  ``nonConsecutiveCount`` all of them.
+
+Memory does not grow with the input: .log files and indexes are read in windows, and a
+batch's records are decoded a chunk at a time as they are printed (batches.py).
 
 A piece ``klogspec recover`` kept in a quarantine folder is dumped as the file it came from
 (``00000000000000060611.log.490950-998265``: a .log, base offset 60611), with that file's
@@ -84,7 +91,8 @@ def dump_paths(
 
 
 def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[FileDump]:
-    if path.is_dir():
+    # a directory under a Kafka file's name is dumped as that file: its open reports PART-8
+    if path.is_dir() and (explicit or classify(path).kind is FileKind.UNKNOWN):
         if path.name == QUARANTINE_DIR and not (explicit or options.include_quarantine):
             return  # klogspec recover's kept bytes: not the partition's (LOAD-25)
         for child in sorted(path.iterdir(), key=path_order):
@@ -103,7 +111,8 @@ def _walk(path: Path, options, warn, refuse, *, explicit: bool) -> Iterator[File
         size = path.stat().st_size
     except OSError:
         size = 0  # events() reports why the file cannot be read
-    yield FileDump(path, info, options, size, DUMPERS[info.kind], piece=piece)
+    within = None if explicit else path.parent  # a file named is the user's choice
+    yield FileDump(path, info, options, size, DUMPERS[info.kind], piece=piece, within=within)
 
 
 def identify(path: Path, file_type: FileKind | None = None) -> tuple[FileInfo, StoredPiece | None]:

@@ -28,13 +28,13 @@ def dump_batches(dump: FileDump) -> Iterator[dict]:
     end = dump.size_bytes if options.max_bytes is None else min(dump.size_bytes, options.max_bytes)
     summary.update(batches=0, crcFailures=0)
     if options.records:
-        summary["nonConsecutiveOffsets"] = []
+        summary.update(nonConsecutiveOffsets=[], nonConsecutiveCount=0)
     named = dump.info.kind is not FileKind.BOOTSTRAP_SNAPSHOT and options.file_type is None
     if dump.info.base_offset is None and named:
         dump.error(InvalidFileNameError(f"no offset in the name {dump.info.name!r}", position=0))
     previous = [None]  # the last record offset, across batches (deep only)
     dump.decoder = record_decoder(dump)
-    with open(dump.path, "rb") as handle:
+    with dump.open() as handle:
         walk = EntryWalk(handle, file=dump.file, end=end)
         for item in walk:
             if isinstance(item, KafkaLogError):
@@ -98,45 +98,82 @@ def _batch_event(batch: Batch, dump: FileDump, previous: list) -> dict:
         "deleteHorizonMs": None if legacy else batch.delete_horizon_ms,
     }  # fmt: skip
     if dump.options.records:
-        event["records"] = _records(batch, dump, previous, problems)
-        if event["baseOffset"] is None and event["records"]:
-            event["baseOffset"] = event["records"][0]["offset"]
+        records = event["records"] = _records(batch, dump, previous, problems)
+        if event["baseOffset"] is None and records:
+            event["baseOffset"] = records.first_offset
     if problems:
         dump.error(problems[0])
     return event
 
 
-def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> list | None:
-    """The batch's records as dicts; offset gaps go to nonConsecutiveOffsets, as Kafka's
-    deep iteration notes them (expected after compaction, so not an error)."""
+# gaps kept in nonConsecutiveOffsets; nonConsecutiveCount counts them all (a hostile batch
+# can hold millions, each record's offsetDelta 0)
+NON_CONSECUTIVE_KEPT = 1000
+
+
+def _records(batch: Batch, dump: FileDump, previous: list, problems: list) -> RecordEvents | None:
+    """The batch's records, checked now and decoded again, a chunk at a time, as they are
+    printed (``RecordEvents``): memory does not grow with recordsCount. None when they do not
+    decode (the error goes to ``problems``), as Kafka's deep iteration stops at it."""
+    count, first = 0, None
     try:
-        records = batch.records()
+        for chunk in batch.record_chunks():
+            if first is None and chunk:
+                first = chunk[0].offset
+            count += len(chunk)
+            if batch.is_control:
+                for record in chunk:
+                    _control(record, problems)
     except KafkaLogError as exc:
         problems.append(exc)
         return None
-    print_data, out = dump.options.print_data, []
-    for record in records:
-        if previous[0] is not None and record.offset != previous[0] + 1:
-            dump.summary["nonConsecutiveOffsets"].append([previous[0], record.offset])
-        previous[0] = record.offset
-        item = {
-            "offset": record.offset, "timestamp": record.timestamp,
-            "keySize": _size(record.key), "valueSize": _size(record.value),
-            "sequence": record.sequence,
-        }  # fmt: skip
-        if print_data:
-            item["key"], item["value"] = _b64(record.key), _b64(record.value)
-        item["headers"] = [
-            {"key": h.key.decode("utf-8", "backslashreplace")}
-            | ({"value": _b64(h.value)} if print_data else {"valueSize": _size(h.value)})
-            for h in record.headers
-        ]
-        if batch.is_control:
-            item["control"] = _control(record, problems)
-        if dump.decoder is not None:
-            add_decoded(dump, dump.decoder, record, batch.is_control, item)
-        out.append(item)
-    return out
+    return RecordEvents(batch, dump, previous, count, first)
+
+
+class RecordEvents:
+    """A batch's records as event dicts, decoded when iterated; offset gaps go to
+    nonConsecutiveOffsets, as Kafka's deep iteration notes them (expected after compaction,
+    so not an error). Iterated once, by the renderer, before the next batch's event."""
+
+    def __init__(self, batch: Batch, dump: FileDump, previous: list, count: int, first) -> None:
+        self.batch, self.dump, self.previous = batch, dump, previous
+        self.count, self.first_offset = count, first
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __iter__(self) -> Iterator[dict]:
+        summary, batch = self.dump.summary, self.batch
+        print_data, previous = self.dump.options.print_data, self.previous
+        for chunk in batch.record_chunks():
+            for record in chunk:
+                if previous[0] is not None and record.offset != previous[0] + 1:
+                    summary["nonConsecutiveCount"] += 1
+                    if len(summary["nonConsecutiveOffsets"]) < NON_CONSECUTIVE_KEPT:
+                        summary["nonConsecutiveOffsets"].append([previous[0], record.offset])
+                previous[0] = record.offset
+                item = _record_event(record, batch, print_data)
+                if self.dump.decoder is not None:
+                    add_decoded(self.dump, self.dump.decoder, record, batch.is_control, item)
+                yield item
+
+
+def _record_event(record, batch: Batch, print_data: bool) -> dict:
+    item = {
+        "offset": record.offset, "timestamp": record.timestamp,
+        "keySize": _size(record.key), "valueSize": _size(record.value),
+        "sequence": record.sequence,
+    }  # fmt: skip
+    if print_data:
+        item["key"], item["value"] = _b64(record.key), _b64(record.value)
+    item["headers"] = [
+        {"key": h.key.decode("utf-8", "backslashreplace")}
+        | ({"value": _b64(h.value)} if print_data else {"valueSize": _size(h.value)})
+        for h in record.headers
+    ]
+    if batch.is_control:
+        item["control"] = _control(record, [])  # its problems were found by _records
+    return item
 
 
 def _control(record, problems: list) -> dict | None:

@@ -7,11 +7,13 @@ import dataclasses
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileInfo, FileKind
 
 from ..recover.naming import StoredPiece
+from ..safe_files import NotRegularFileError, open_regular, read_regular
 
 _SEGMENT_FILES = [FileKind.LOG, FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX]
 
@@ -48,6 +50,7 @@ class FileDump:
     summary: dict = field(default_factory=dict)
     piece: StoredPiece | None = None  # a quarantined piece: positions are its original's
     decoder: object = field(default=None, repr=False)  # --decode's, for a file of batches
+    within: Path | None = None  # the directory walked (a link may not leave it, PART-9)
 
     @property
     def origin(self) -> int:
@@ -86,8 +89,18 @@ class FileDump:
             error["position"] += self.origin
         self.summary["errors"].append(error)
 
-    def io_error(self, message: str) -> None:
-        self.summary["ioErrors"].append({"file": self.file, "message": message})
+    def io_error(self, message: str, rule: str | None = None) -> None:
+        entry = {"file": self.file, "message": message}
+        if rule is not None:
+            entry["rule"] = rule
+        self.summary["ioErrors"].append(entry)
+
+    def open(self) -> BinaryIO:
+        """The file, opened only if it is a regular file (PART-8, PART-9: safe_files.py)."""
+        return open_regular(self.path, self.within)
+
+    def read_bytes(self) -> bytes:
+        return read_regular(self.path, self.within)
 
     def events(self) -> Iterator[dict]:
         count = 0
@@ -96,10 +109,14 @@ class FileDump:
                 count += 1
                 yield {"file": self.file, **event}
         except OSError as exc:
-            self.io_error(f"{exc.strerror or exc}: {exc.filename or self.file}")
+            self.io_error(f"{exc.strerror or exc}: {exc.filename or self.file}", _rule(exc))
         if self.summary["entries"] is None:
             self.summary["entries"] = count
         self.summary["ok"] = self.ok
+
+
+def _rule(exc: OSError) -> str | None:
+    return exc.rule if isinstance(exc, NotRegularFileError) else None
 
 
 def event_fields(value) -> dict:

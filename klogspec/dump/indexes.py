@@ -14,47 +14,52 @@ from reference_impl.errors import CorruptIndexError, InvalidFileNameError, Kafka
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
+from ..index_files import real_entries, sanity_check, txn_entries
+from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
 
-_INDEXES = {  # kind: (entry size, iterate, sanity check, event type)
-    FileKind.OFFSET_INDEX: (8, index.iter_offset_index, index.sanity_check_offset_index,
-                            "offset_index_entry"),
-    FileKind.TIME_INDEX: (12, index.iter_time_index, index.sanity_check_time_index,
-                          "time_index_entry"),
-}  # fmt: skip
+_INDEXES = {  # kind: (entry size, whether a time index, event type)
+    FileKind.OFFSET_INDEX: (8, False, "offset_index_entry"),
+    FileKind.TIME_INDEX: (12, True, "time_index_entry"),
+}
 
 
 def dump_index(dump: FileDump) -> Iterator[dict]:
     """DumpLogSegments.dumpIndex / dumpTimeIndex: entries up to the stop rule (OIDX-10,
     TIDX-12) with Kafka's slot count (OIDX-9, TIDX-11); or only the broker's sanity check
-    (--index-sanity-check); or only the cross-check with the .log (--verify-index-only)."""
-    entry_size, iterate, sanity_check, event_type = _INDEXES[dump.info.kind]
-    data = dump.path.read_bytes()
+    (--index-sanity-check); or only the cross-check with the .log (--verify-index-only).
+    The file is read a window at a time, and only up to the stop rule: a sparse 4 GiB
+    index of zeros costs one window."""
+    entry_size, time, event_type = _INDEXES[dump.info.kind]
     base, summary = dump.info.base_offset, dump.summary
-    trailing = index.trailing_bytes(len(data), entry_size)
-    summary.update(slots=len(data) // entry_size, validBytes=len(data) - trailing)
-    summary["trailingBytes"] = trailing
-    if base is None:
-        dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
-        return
-    entries = list(index.until_stop(iterate(data, base), base))
-    summary.update(entries=len(entries), unusedSlots=summary["slots"] - len(entries))
-    if dump.options.index_sanity_check:
-        _sanity_check(dump, sanity_check, data)
-    elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
-        size_error = f"{len(data)} bytes is not a whole number of {entry_size}-byte entries"
-        dump.error(CorruptIndexError(size_error, position=0))
-    if dump.options.verify_index_only:
-        _verify(dump, entries)
-    if dump.options.list_index_entries:
-        for slot, entry in enumerate(entries):
-            yield {"type": event_type, "slot": slot, **event_fields(entry)}
+    with dump.open() as handle:
+        size = os.fstat(handle.fileno()).st_size
+        trailing = index.trailing_bytes(size, entry_size)
+        summary.update(slots=size // entry_size, validBytes=size - trailing)
+        summary["trailingBytes"] = trailing
+        if base is None:
+            dump.error(InvalidFileNameError(f"no base offset in the name {dump.info.name!r}"))
+            return
+        if dump.options.index_sanity_check:
+            _sanity_check(dump, lambda: sanity_check(handle, base, time=time, file=dump.file))
+        elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
+            size_error = f"{size} bytes is not a whole number of {entry_size}-byte entries"
+            dump.error(CorruptIndexError(size_error, position=0))
+        entries = real_entries(handle, base, time=time)
+        if dump.options.verify_index_only:
+            entries = list(entries)
+            _verify(dump, entries)
+        count = 0
+        for count, entry in enumerate(entries, 1):
+            if dump.options.list_index_entries:
+                yield {"type": event_type, "slot": count - 1, **event_fields(entry)}
+    summary.update(entries=count, unusedSlots=summary["slots"] - count)
 
 
-def _sanity_check(dump: FileDump, check, data: bytes) -> None:
+def _sanity_check(dump: FileDump, check) -> None:
     try:
-        check(data, dump.info.base_offset, file=dump.file)
+        check()
         dump.summary["sanityCheck"] = "passed"
     except KafkaLogError as exc:
         dump.summary["sanityCheck"] = "failed"
@@ -63,7 +68,7 @@ def _sanity_check(dump: FileDump, check, data: bytes) -> None:
 
 def _verify(dump: FileDump, entries: list) -> None:
     try:
-        handle = open(_sibling(dump, ".log"), "rb")  # noqa: SIM115 (closed below)
+        handle = open_regular(_sibling(dump, ".log"), dump.path.parent)  # closed below
     except OSError as exc:
         dump.io_error(f"cannot check against {_sibling(dump, '.log')}: {exc.strerror}")
         return
@@ -122,39 +127,38 @@ def _sibling(dump: FileDump, suffix: str) -> Path:
 
 def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
     """The segment's offset index for time-index lookups: none (position 0) if missing."""
+    base = dump.info.base_offset
     try:
-        data = _sibling(dump, ".index").read_bytes()
+        with open_regular(_sibling(dump, ".index"), dump.path.parent) as handle:
+            return list(real_entries(handle, base, time=False))
     except OSError:
         return []
-    base = dump.info.base_offset
-    return list(index.until_stop(index.iter_offset_index(data, base), base))
 
 
 def dump_txn_index(dump: FileDump) -> Iterator[dict]:
-    """Whole 34-byte entries (TXN-4); a partial one is a torn append, reported as a tail."""
-    data = dump.path.read_bytes()
-    trailing = len(data) % index.ABORTED_TXN_SIZE
-    dump.summary.update(validBytes=len(data) - trailing, trailingBytes=trailing)
-    if trailing:
-        tail = f"{trailing} bytes after the last whole 34-byte entry"
-        dump.error(CorruptIndexError(tail, position=len(data) - trailing))
-    if dump.options.index_sanity_check and dump.info.base_offset is not None:
-        _sanity_check(dump, index.sanity_check_txn_index, data)
-    try:
-        txns = index.read_txn_index(data, file=dump.file)
-    except KafkaLogError as exc:
-        if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
-            dump.error(exc)
-        txns = list(_good_prefix(data))
-    dump.summary["entries"] = len(txns)
-    if not dump.options.index_sanity_check:
-        for txn in txns:
-            yield {"type": "txn_index_entry", **event_fields(txn)}
-
-
-def _good_prefix(data: bytes) -> Iterator[index.AbortedTxn]:
-    """The entries before the first one that does not decode."""
-    try:
-        yield from index.iter_txn_index(data)
-    except KafkaLogError:
-        return
+    """Whole 34-byte entries (TXN-4), read a window at a time; a partial one is a torn
+    append, reported as a tail."""
+    size, checked = index.ABORTED_TXN_SIZE, dump.options.index_sanity_check
+    with dump.open() as handle:
+        length = os.fstat(handle.fileno()).st_size
+        trailing = length % size
+        dump.summary.update(validBytes=length - trailing, trailingBytes=trailing)
+        if trailing:
+            tail = f"{trailing} bytes after the last whole 34-byte entry"
+            dump.error(CorruptIndexError(tail, position=length - trailing))
+        base = dump.info.base_offset
+        if checked and base is not None:
+            entries = txn_entries(handle, file=dump.file)
+            _sanity_check(
+                dump, lambda: index.sanity_check_txn_entries(entries, base, file=dump.file)
+            )
+        count = 0
+        try:
+            for txn in txn_entries(handle, file=dump.file):
+                count += 1
+                if not checked:
+                    yield {"type": "txn_index_entry", **event_fields(txn)}
+        except KafkaLogError as exc:  # the entries before it are listed
+            if dump.summary.get("sanityCheck") != "failed":  # the same entry failed already
+                dump.error(exc)
+    dump.summary["entries"] = count

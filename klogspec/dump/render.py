@@ -23,10 +23,24 @@ class JsonRenderer:
         pass
 
     def event(self, event: dict) -> None:
-        self.out.write(json.dumps(event, separators=(",", ":")) + "\n")
+        records = event.get("records")
+        if records is None or isinstance(records, list):
+            self.out.write(_json(event) + "\n")
+            return
+        # a batch's records are written as they are decoded, never held together: the same
+        # line as json.dumps of the whole event ("records" is its last key)
+        head = _json({key: value for key, value in event.items() if key != "records"})
+        self.out.write(head[:-1] + ',"records":[')
+        for n, record in enumerate(records):
+            self.out.write(("," if n else "") + _json(record))
+        self.out.write("]}\n")
 
     def finish(self, file_dump: FileDump) -> None:
         self.event(file_dump.summary)
+
+
+def _json(value) -> str:
+    return json.dumps(value, separators=(",", ":"))
 
 
 # Columns of the text output: (heading, event key, minimum width). Rows are plain
@@ -167,8 +181,8 @@ class TextRenderer:
         decoded = s.get("decoded")
         if decoded is not None:
             facts.append(_decoded_fact(decoded))
-        if s.get("nonConsecutiveOffsets"):
-            facts.append(f"{len(s['nonConsecutiveOffsets'])} non-consecutive offsets")
+        if s.get("nonConsecutiveCount"):
+            facts.append(f"{s['nonConsecutiveCount']} non-consecutive offsets")
         if s.get("maxBytesReached"):
             facts[0] += f" in the first {_count(s['readBytes'], 'byte', 'bytes')}"
             stop = f"--max-bytes stopped the dump, {s['sizeBytes']} bytes in the file"

@@ -17,7 +17,7 @@ from .file_dump import FileDump, event_fields
 
 
 def dump_producer_snapshot(dump: FileDump) -> Iterator[dict]:
-    data = dump.path.read_bytes()
+    data = dump.read_bytes()
     try:
         entries = read_snapshot(data, file=dump.file)
     except KafkaLogError as exc:
@@ -35,7 +35,7 @@ def dump_producer_snapshot(dump: FileDump) -> Iterator[dict]:
 def text_dumper(read, event_type: str, many: bool = True):
     def dumper(dump: FileDump) -> Iterator[dict]:
         try:
-            content = read(dump.path.read_bytes(), file=dump.file)
+            content = read(dump.read_bytes(), file=dump.file)
         except KafkaLogError as exc:
             dump.error(exc)
             return
@@ -47,7 +47,7 @@ def text_dumper(read, event_type: str, many: bool = True):
 
 def dump_properties(dump: FileDump) -> Iterator[dict]:
     try:
-        properties = checkpoints.read_meta_properties(dump.path.read_bytes(), file=dump.file)
+        properties = checkpoints.read_meta_properties(dump.read_bytes(), file=dump.file)
     except KafkaLogError as exc:
         dump.error(exc)
         return

@@ -16,6 +16,7 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats import checkpoints
 from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 
+from ..safe_files import FileTooLargeError, NotRegularFileError, read_regular, resolve
 from .findings import Findings, Severity
 from .segment import SegmentFiles
 
@@ -51,6 +52,7 @@ class PartitionFiles:
     producer_snapshots: tuple[str, ...] = ()
     leader_epoch_checkpoint: str | None = None
     partition_metadata: str | None = None
+    not_regular: tuple[tuple[str, str, str], ...] = ()  # (file, what it is, PART-8 or PART-9)
 
     def units(self) -> tuple[SegmentFiles, ...]:
         """Every batch file to pass to verify_segment."""
@@ -89,7 +91,8 @@ def partition_files(path: str | Path) -> PartitionFiles:
         named = {"name_error": exc.message}
     logs, indexes, other = {}, {}, {}
     lists = {k: [] for k in ("kraft", "temp", "bad", "unpadded", "snapshots")}
-    for child in sorted(p for p in path.iterdir() if p.is_file()):
+    regular, not_regular = _regular_children(path)
+    for child in regular:
         info, file = classify(child), str(child)
         if info.kind is FileKind.KRAFT_SNAPSHOT:
             if info.marker is None:  # NAME-9: .checkpoint.deleted and .part are no segments
@@ -123,8 +126,31 @@ def partition_files(path: str | Path) -> PartitionFiles:
         orphan_indexes=orphans, temp_files=tuple(lists["temp"]), bad_names=tuple(lists["bad"]),
         unpadded_names=tuple(lists["unpadded"]), producer_snapshots=tuple(lists["snapshots"]),
         leader_epoch_checkpoint=other.get(FileKind.LEADER_EPOCH_CHECKPOINT),
-        partition_metadata=other.get(FileKind.PARTITION_METADATA),
+        partition_metadata=other.get(FileKind.PARTITION_METADATA), not_regular=not_regular,
     )  # fmt: skip
+
+
+def _regular_children(path: Path) -> tuple[list[Path], tuple]:
+    """The entries of a partition directory that are regular files (or links to one in the
+    directory), sorted; and those with a Kafka file's name that are not (PART-8, PART-9): a
+    FIFO, device, socket, directory, dangling link or link out of the directory, which are
+    never opened."""
+    regular, refused = [], []
+    for child in sorted(path.iterdir()):
+        try:
+            resolve(child, path)
+            regular.append(child)
+        except NotRegularFileError as exc:
+            if _kafka_named(child):
+                refused.append((str(child), exc.what, exc.rule))
+        except OSError:
+            if _kafka_named(child):
+                refused.append((str(child), "a dangling symbolic link", "PART-8"))
+    return regular, tuple(refused)
+
+
+def _kafka_named(path: Path) -> bool:
+    return classify(path).kind is not FileKind.UNKNOWN
 
 
 def read_log_dir(path: str | Path, findings: Findings | None = None) -> LogDirState:
@@ -164,10 +190,27 @@ def line_positions(data: bytes) -> list[int]:
 
 def read_small_file(file: Path, reader, kind: str, findings: Findings):
     """A small file read with ``reader``, None when absent or unreadable (reported)."""
-    if not file.is_file():
+    data = read_checked(file, findings)
+    if data is None:
         return None
     try:
-        return reader(file.read_bytes(), file=str(file))
+        return reader(data, file=str(file))
     except KafkaLogError as exc:
         findings.error(exc, kind=kind)
+    return None
+
+
+def read_checked(file: str | Path, findings: Findings) -> bytes | None:
+    """A small file's bytes, None when absent or unreadable; one that is not a regular file
+    (PART-8, PART-9) or is too large to hold (ERR-1, the reporting rule: no format rule is
+    broken) is reported and never read."""
+    file = Path(file)
+    try:
+        return read_regular(file, file.parent)
+    except NotRegularFileError as exc:
+        findings.add(exc.rule, Severity.ERROR, str(file), f"{exc.what}, not a regular file")
+    except FileTooLargeError as exc:
+        findings.add("ERR-1", Severity.ERROR, str(file), f"{exc.strerror}: not read", position=0)
+    except OSError:
+        pass
     return None

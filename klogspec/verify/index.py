@@ -24,6 +24,8 @@ from reference_impl.formats.index_entries import (
     TIME_INDEX_ENTRY_SIZE,
 )
 
+from ..index_files import is_hole
+from ..safe_files import open_regular
 from .findings import Findings, Severity
 
 CHUNK_SLOTS = 1 << 16  # entries read per chunk
@@ -65,10 +67,15 @@ def read_index(
     * OIDX-3, TIDX-6, TIDX-7: Kafka's sanity checks, on the real entries;
     * OIDX-8, TIDX-10: a segment that is not active has a trimmed index (no unused slots).
     """
+    with open_regular(path, os.path.dirname(path)) as handle:
+        return _read_index(handle, path, base_offset, time, active, findings)
+
+
+def _read_index(handle, path, base_offset: int, time: bool, active: bool, findings) -> IndexEntries:
     entry_size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
     codec = TIME_INDEX_ENTRY if time else OFFSET_INDEX_ENTRY
     entries = IndexEntries(path, entry_size)
-    size = os.path.getsize(path)
+    size = os.fstat(handle.fileno()).st_size
     if size % entry_size:
         findings.add(
             "TIDX-5" if time else "OIDX-2", Severity.ERROR, path,
@@ -77,20 +84,22 @@ def read_index(
         )  # fmt: skip
     slots = size // entry_size
     stopped = dirty = False  # past the stop rule; non-zero bytes found after it
-    with open(path, "rb") as handle:
-        for first in range(0, slots, CHUNK_SLOTS):
-            chunk = handle.read(min(CHUNK_SLOTS, slots - first) * entry_size)
-            start = 0
-            if not stopped:
-                for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
-                    relative = b if time else a
-                    if relative == 0 and (first + i > 0 or not (a or b)):
-                        stopped, start = True, i * entry_size
-                        break
-                    _add(entries, first + i, a, b, base_offset, time, findings)
-            if stopped and not dirty and chunk.count(0, start) != len(chunk) - start:
-                _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
-                dirty = True
+    for first in range(0, slots, CHUNK_SLOTS):
+        count = min(CHUNK_SLOTS, slots - first)
+        if stopped and (dirty or is_hole(handle, first * entry_size, count * entry_size)):
+            continue  # past the stop rule only non-zero bytes matter, and a hole has none
+        chunk = os.pread(handle.fileno(), count * entry_size, first * entry_size)
+        start = 0
+        if not stopped:
+            for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
+                relative = b if time else a
+                if relative == 0 and (first + i > 0 or not (a or b)):
+                    stopped, start = True, i * entry_size
+                    break
+                _add(entries, first + i, a, b, base_offset, time, findings)
+        if stopped and not dirty and chunk.count(0, start) != len(chunk) - start:
+            _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
+            dirty = True
     entries.unused = slots - len(entries)
     _sanity_check(entries, base_offset, time, findings)
     if entries.unused and not active and not dirty:
@@ -329,18 +338,27 @@ class TxnIndexCheck:
         self.last_offsets = array("q")
         self.slots = array("q")
         self.next = 0
-        with open(path, "rb") as handle:
-            data = handle.read()  # 34 bytes per aborted transaction: small
-        whole = len(data) - len(data) % ABORTED_TXN_SIZE
-        if whole < len(data):
-            findings.add(
-                "TXN-4", Severity.WARNING, path,
-                f"{len(data) - whole} bytes after the last whole 34-byte entry: a torn append, "
+        with open_regular(path, os.path.dirname(path)) as handle:
+            self._read(handle, base_offset)
+
+    def _read(self, handle, base_offset: int) -> None:
+        """The entries a window at a time (a hostile file can be a sparse 4 GiB one); only
+        those that pass TXN-3, TXN-6 and TXN-7 are kept, 16 bytes each."""
+        size = os.fstat(handle.fileno()).st_size
+        whole = size - size % ABORTED_TXN_SIZE
+        if whole < size:
+            self.findings.add(
+                "TXN-4", Severity.WARNING, self.file,
+                f"{size - whole} bytes after the last whole 34-byte entry: a torn append, "
                 "which readers ignore", position=whole,
             )  # fmt: skip
-        for slot, (_, _, _, last, _) in enumerate(ABORTED_TXN.iter_unpack(data[:whole])):
-            position = slot * ABORTED_TXN_SIZE
-            self._entry(data[position], slot, position, last, base_offset)
+        step = CHUNK_SLOTS * ABORTED_TXN_SIZE
+        for start in range(0, whole, step):
+            window = os.pread(handle.fileno(), min(step, whole - start), start)
+            for i, (_, _, _, last, _) in enumerate(ABORTED_TXN.iter_unpack(window)):
+                position = start + i * ABORTED_TXN_SIZE
+                slot = position // ABORTED_TXN_SIZE
+                self._entry(window[i * ABORTED_TXN_SIZE], slot, position, last, base_offset)
 
     def __len__(self) -> int:
         return len(self.last_offsets)

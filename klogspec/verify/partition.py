@@ -16,11 +16,13 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats import checkpoints
 from reference_impl.formats.producer_snapshot import read_snapshot, snapshot_trailing_bytes
 
+from ..safe_files import read_regular
 from .files import (
     OFFSET_CHECKPOINT_FILES,
     LogDirState,
     PartitionFiles,
     line_positions,
+    read_checked,
     read_small_file,
 )
 from .findings import Finding, Findings, Severity
@@ -39,6 +41,10 @@ def verify_partition(
     """The checks of a partition as a whole; ``summaries`` are verify_segment's for
     ``partition.segments`` (others, such as KRaft snapshots', are ignored)."""
     findings = Findings()
+    for file, what, rule in partition.not_regular:  # PART-8, PART-9: never opened
+        findings.add(
+            rule, Severity.ERROR, file, f"{what} stands under a Kafka file's name: not read"
+        )
     _check_names(partition, findings)
     chain = {s.files: s for s in summaries}
     segments = [chain[files] for files in partition.segments if files in chain]
@@ -180,7 +186,7 @@ def _check_leader_epochs(partition: PartitionFiles, leo: int | None, findings: F
     file = partition.leader_epoch_checkpoint
     entries = read_small_file(_path(file), checkpoints.read_leader_epoch_checkpoint,
                     "leader_epoch_checkpoint", findings)  # fmt: skip
-    lines = line_positions(Path(file).read_bytes()) if entries else []
+    lines = line_positions(read_regular(file, Path(file).parent)) if entries else []
     previous = None
     for line, entry in enumerate(entries or (), start=3):
         if previous is not None and not (
@@ -205,7 +211,9 @@ def _check_leader_epochs(partition: PartitionFiles, leo: int | None, findings: F
 def _check_snapshot(file: str, findings: Findings) -> None:
     """SNAP-2, SNAP-4, SNAP-5: the snapshot decodes with a valid CRC; SNAP-8: no bytes after
     its entries."""
-    data = Path(file).read_bytes()
+    data = read_checked(file, findings)
+    if data is None:
+        return
     try:
         read_snapshot(data, file=file)
     except KafkaLogError as exc:

@@ -83,7 +83,7 @@ def _discover(path: Path) -> Iterator[LogDirPlan]:
     children = sorted(path.iterdir(), key=path_order)
     if _is_log_dir(path, children):
         yield _log_dir_plan(path, children)
-    elif any(c.is_file() and looks_like_partition_file(c.name) for c in children):
+    elif any(looks_like_partition_file(c.name) for c in children):  # a FIFO too (PART-8)
         parent = path.parent
         if _is_log_dir(parent, _listing(parent)):
             yield LogDirPlan(str(parent), (partition_files(path),), root_checks=False)
@@ -138,7 +138,7 @@ def _partition_named(path: Path) -> bool:
 
 
 def _holds_partition_files(path: Path) -> bool:
-    return any(c.is_file() and looks_like_partition_file(c.name) for c in path.iterdir())
+    return any(looks_like_partition_file(c.name) for c in path.iterdir())
 
 
 def _log_dir_plan(path: Path, children: list[Path]) -> LogDirPlan:

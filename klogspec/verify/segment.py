@@ -24,6 +24,7 @@ from reference_impl import _speedups
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
 
+from ..safe_files import open_regular
 from ..walk import EntryWalk, header_problem, offset_field
 from .findings import Finding, Findings, Severity
 from .index import (
@@ -177,7 +178,7 @@ class _SegmentScan:
             self.txn_index = TxnIndexCheck(files.txn_index, base, files.active, self.findings)
 
     def run(self) -> None:
-        with open(self.files.log, "rb") as handle:
+        with open_regular(self.files.log, os.path.dirname(self.files.log)) as handle:
             self.size = os.fstat(handle.fileno()).st_size
             walk = EntryWalk(handle, file=self.files.log)
             for item in walk:
@@ -246,22 +247,26 @@ class _SegmentScan:
 
     def _records(self, batch: Batch):
         """The batch's first offset, decoding its records when deep or a control batch;
-        False when they do not decode (reported), None when unknown."""
+        False when they do not decode (reported), None when unknown. Records are decoded a
+        chunk at a time and dropped: memory does not grow with recordsCount."""
         legacy_wrapper = batch.magic < 2 and batch.compression_id
         first = None if legacy_wrapper else batch.base_offset
         if not (self.deep or batch.is_control):
             return first
         try:
-            records = batch.records()
-            if batch.is_control:
-                self._control(batch, records)
+            if batch.is_control:  # every record decodes before any marker is taken
+                for _ in batch.record_chunks():
+                    pass
+            for n, records in enumerate(batch.record_chunks()):
+                if batch.is_control:
+                    self._control(batch, records)
+                if self.decoder is not None:
+                    check_record_meanings(self.decoder, batch, records, self.findings)
+                if n == 0 and records and batch.magic < 2:
+                    first = records[0].offset
         except KafkaLogError as exc:
             self.findings.error(exc, magic=batch.magic, in_records=True)
             return False
-        if self.decoder is not None:
-            check_record_meanings(self.decoder, batch, records, self.findings)
-        if records and batch.magic < 2:
-            first = records[0].offset
         return first
 
     def _control(self, batch: Batch, records) -> None:

@@ -8,7 +8,7 @@ every error comes from the readable code. tests/test_speedups.py holds the two t
 
 This package is only the extension and this switch, below every layer of the log (it
 imports nothing of ours). The glue that drives a kernel lives, private, beside the code
-it speeds up: ``records/batch.py`` (the record decoder), ``log/_compiled_recovery.py``
+it speeds up: ``records/default_record.py`` (the record decoder), ``log/_compiled_recovery.py``
 (LogSegment.recover's walk), ``log/_compiled_append.py`` (a client's common append),
 ``klogspec/verify/_compiled_walk.py`` (verify's walk), ``pipeline/_columnar.py`` (the
 reader's record columns) and ``pipeline/_compiled_walk.py`` (the reader's walk of a range).

@@ -302,14 +302,17 @@ def verify_clean_batches(
 cdef object _Record = None
 cdef object _Header = None
 cdef object _readable_decode = None
+cdef object _readable_chunk = None
 cdef tuple _NO_HEADERS = ()
 
 
-def bind_records(record_type, header_type, readable_decode):
-    """The Record and Header types to build, and ``decode_records``, the readable decoder
-    that takes every batch the kernel does not decode itself."""
-    global _Record, _Header, _readable_decode
+def bind_records(record_type, header_type, readable_decode, readable_chunk):
+    """The Record and Header types to build, and ``decode_records`` and
+    ``decode_record_chunk``, the readable decoders that take every batch (or chunk) the
+    kernel does not decode itself."""
+    global _Record, _Header, _readable_decode, _readable_chunk
     _Record, _Header, _readable_decode = record_type, header_type, readable_decode
+    _readable_chunk = readable_chunk
 
 
 cdef struct Cursor:
@@ -452,16 +455,37 @@ def decode_records(batch, buf, Py_ssize_t start=0):
     records are well formed: the same Record tuples, built in C. Anything else (a check
     that fails, a varint error, a value past int64) goes to the readable decoder, whose
     records or error are the answer."""
+    cdef Py_ssize_t pos = start
+    records = _decode_chunk(batch, buf, start, batch.records_count, &pos)
+    if records is None or pos != len(buf):
+        return _readable_decode(batch, buf, start)
+    return records
+
+
+def decode_record_chunk(batch, buf, Py_ssize_t start, int32_t done, int32_t count):
+    """``records/batch.py: decode_record_chunk``: ``count`` well-formed records from
+    ``start`` and where the next one starts; anything else goes to the readable decoder,
+    for this chunk only (``RecordBatch.record_chunks``, memory bounded by one chunk)."""
+    cdef Py_ssize_t pos = start
+    records = _decode_chunk(batch, buf, start, count, &pos)
+    if records is None:
+        return _readable_chunk(batch, buf, start, done, count)
+    return records, pos
+
+
+cdef object _decode_chunk(batch, buf, Py_ssize_t start, int32_t count, Py_ssize_t *end_pos):
+    """``count`` records from ``start``, and in ``end_pos`` where they end; None on anything
+    the readable decoder must judge."""
     cdef const uint8_t[::1] view = buf
     cdef Cursor c
     cdef BatchBase b
     cdef int64_t timestamp_delta, offset, timestamp
-    cdef int32_t count = batch.records_count, length, offset_delta, sequence
+    cdef int32_t length, offset_delta, sequence
     cdef int32_t n
     cdef uint8_t attributes
-    cdef Py_ssize_t end
+    cdef Py_ssize_t end, full_end
     if not _batch_base(batch, &b):
-        return _readable_decode(batch, buf, start)
+        return None
     c.buf = &view[0] if view.shape[0] else NULL
     c.end = view.shape[0]
     c.pos = start
@@ -498,8 +522,9 @@ def decode_records(batch, buf, Py_ssize_t start=0):
             Py_INCREF(item)
             PyTuple_SET_ITEM(record, i, item)
         records.append(record)
-    if c.bad or c.pos != c.end:
-        return _readable_decode(batch, buf, start)
+    if c.bad:
+        return None
+    end_pos[0] = c.pos
     return records
 
 

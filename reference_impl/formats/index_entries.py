@@ -143,16 +143,25 @@ def sanity_check_offset_index(
     last entry of an untrimmed index is a zero slot, whose offset is the base offset:
     that passes, as lastOffset == baseOffset is valid.
     """
-    count = entry_count(len(buf), OFFSET_INDEX_ENTRY_SIZE) if entries is None else entries
+    entry = lambda slot: offset_index_entry(buf, slot, base_offset)  # noqa: E731
+    sanity_check_offset_slots(len(buf), entry, base_offset, entries=entries, file=file)
+
+
+def sanity_check_offset_slots(
+    length: int, entry, base_offset: int, *, entries: int | None = None, file: str | None = None
+) -> None:
+    """``sanity_check_offset_index`` on a file of ``length`` bytes whose slots ``entry(slot)``
+    reads: a tool reads only the slot the check needs, not a (sparse, huge) file."""
+    count = entry_count(length, OFFSET_INDEX_ENTRY_SIZE) if entries is None else entries
     if count:
-        last = offset_index_entry(buf, count - 1, base_offset)
+        last = entry(count - 1)
         if last.offset < base_offset:
             raise CorruptIndexError(
                 f"index has {count} entries but the last offset is {last.offset}, "
                 f"which is less than the base offset {base_offset}",
                 file=file, position=(count - 1) * OFFSET_INDEX_ENTRY_SIZE, offset=last.offset,
             )  # fmt: skip
-    _check_multiple(len(buf), OFFSET_INDEX_ENTRY_SIZE, file)
+    _check_multiple(length, OFFSET_INDEX_ENTRY_SIZE, file)
 
 
 def lookup_offset(entries: list[OffsetPosition], target: int, base_offset: int) -> OffsetPosition:
@@ -195,10 +204,18 @@ def sanity_check_time_index(
     On an untrimmed file the last entry is a zero slot, timestamp 0, so any index whose
     first timestamp is positive fails: Kafka then rebuilds it (a crash leaves such files).
     """
-    count = entry_count(len(buf), TIME_INDEX_ENTRY_SIZE) if entries is None else entries
+    entry = lambda slot: time_index_entry(buf, slot, base_offset)  # noqa: E731
+    sanity_check_time_slots(len(buf), entry, base_offset, entries=entries, file=file)
+
+
+def sanity_check_time_slots(
+    length: int, entry, base_offset: int, *, entries: int | None = None, file: str | None = None
+) -> None:
+    """``sanity_check_time_index`` on a file of ``length`` bytes whose slots ``entry(slot)``
+    reads (as ``sanity_check_offset_slots``)."""
+    count = entry_count(length, TIME_INDEX_ENTRY_SIZE) if entries is None else entries
     if count:
-        first = time_index_entry(buf, 0, base_offset)
-        last = time_index_entry(buf, count - 1, base_offset)
+        first, last = entry(0), entry(count - 1)
         where = {"file": file, "position": (count - 1) * TIME_INDEX_ENTRY_SIZE}
         if last.timestamp < first.timestamp:
             raise CorruptIndexError(
@@ -212,7 +229,7 @@ def sanity_check_time_index(
                 f"which is less than the base offset {base_offset}",
                 offset=last.offset, **where,
             )  # fmt: skip
-    _check_multiple(len(buf), TIME_INDEX_ENTRY_SIZE, file)
+    _check_multiple(length, TIME_INDEX_ENTRY_SIZE, file)
 
 
 def lookup_timestamp(
@@ -270,7 +287,12 @@ def encode_aborted_txn(txn: AbortedTxn) -> bytes:
 def sanity_check_txn_index(buf, base_offset: int, *, file: str | None = None) -> None:
     """TransactionIndex.sanityCheck (TXN-6): no entry's lastOffset may be below the segment's
     base offset. Entries are checked in file order, so a bad version stops the check first."""
-    for slot, txn in enumerate(iter_txn_index(buf, file=file)):
+    sanity_check_txn_entries(iter_txn_index(buf, file=file), base_offset, file=file)
+
+
+def sanity_check_txn_entries(entries: Iterable, base_offset: int, *, file: str | None = None):
+    """``sanity_check_txn_index`` on entries read elsewhere (a tool reads a window at a time)."""
+    for slot, txn in enumerate(entries):
         if txn.last_offset < base_offset:
             raise CorruptIndexError(
                 f"last offset {txn.last_offset} of aborted transaction {txn} is less than "

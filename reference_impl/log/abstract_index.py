@@ -142,6 +142,14 @@ class AbstractIndex:
     def _entry_at(self, slot: int):
         return self._decode(self._fields_at(slot))
 
+    def _slot_on_disk(self, slot: int):
+        """One slot's entry, from memory once read, else from the file alone: a sanity check
+        reads two slots, not a (sparse, 4 GiB) file."""
+        if self._data is not None:
+            return self._entry_at(slot)
+        raw = os.pread(self._handle.fileno(), self.ENTRY.size, slot * self.ENTRY.size)
+        return self._decode(self.ENTRY.unpack(raw))
+
     # --- sizes ---
     @property
     def entry_size(self) -> int:

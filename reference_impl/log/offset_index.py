@@ -17,7 +17,7 @@ from ..formats.index_entries import (
     OFFSET_INDEX_ENTRY,
     OFFSET_INDEX_ENTRY_SIZE,
     OffsetPosition,
-    sanity_check_offset_index,
+    sanity_check_offset_slots,
 )
 from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_upper_bound_slot
 
@@ -106,6 +106,7 @@ class OffsetIndex(AbstractIndex):
     def sanity_check(self) -> None:
         """OffsetIndex.sanityCheck: ``corrupt_index`` when the last offset is below the base
         offset or the length is not a multiple of 8."""
-        sanity_check_offset_index(
-            self.read_file(), self.base_offset, entries=self.entries, file=str(self.file)
-        )
+        sanity_check_offset_slots(
+            self.length, self._slot_on_disk, self.base_offset, entries=self.entries,
+            file=str(self.file),
+        )  # fmt: skip

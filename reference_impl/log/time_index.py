@@ -18,7 +18,7 @@ from ..formats.index_entries import (
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
     TimestampOffset,
-    sanity_check_time_index,
+    sanity_check_time_slots,
 )
 from ..records.record import NO_TIMESTAMP
 from .abstract_index import AbstractIndex, largest_lower_bound_slot
@@ -118,6 +118,7 @@ class TimeIndex(AbstractIndex):
     def sanity_check(self) -> None:
         """TimeIndex.sanityCheck: ``corrupt_index`` when the last timestamp is below the first,
         the last offset below the base offset, or the length not a multiple of 12."""
-        sanity_check_time_index(
-            self.read_file(), self.base_offset, entries=self.entries, file=str(self.file)
-        )
+        sanity_check_time_slots(
+            self.length, self._slot_on_disk, self.base_offset, entries=self.entries,
+            file=str(self.file),
+        )  # fmt: skip

@@ -12,20 +12,27 @@ Layout, all big-endian [DefaultRecordBatch.java]::
 
 BATCH-1: every field at the offset above. The CRC starts at attributes (BATCH-3), so a
 broker may rewrite baseOffset and the leader epoch without recomputing it. Records are
-parsed lazily: recovery checks only framing and CRC, as Kafka's LogSegment.recover does.
+parsed lazily: recovery checks only framing and CRC, as Kafka's LogSegment.recover does;
+default_record.py decodes them, whole (``records()``) or a chunk at a time
+(``record_chunks()``, memory bounded whatever recordsCount says).
 """
 
 from __future__ import annotations
 
 import struct
+from collections.abc import Iterator
 from dataclasses import dataclass
 
-from .. import _speedups
 from ..errors import Category, CorruptRecordError, KafkaLogError
 from .checksums import crc32c
 from .compression import DEFAULT_DECOMPRESSION_LIMIT, Compression, codec_for_id, decompress
-from .record import INT32_MAX, Header, Record, TimestampType, increment_sequence
-from .varint import decode_varint, decode_varlong
+from .default_record import (  # noqa: F401 (decode_records: the readable decoder's home name)
+    check_records_end,
+    decode_record_chunk_fast,
+    decode_records,
+    decode_records_fast,
+)
+from .record import Record, TimestampType, increment_sequence
 
 HEADER = struct.Struct(">qiibIhiqqqhii")
 RECORD_BATCH_OVERHEAD = HEADER.size  # 61
@@ -41,6 +48,9 @@ CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
 _CODECS = tuple(Compression)  # by id
 _LAST_V2_CODEC_ID = Compression.ZSTD  # ids 5 to 7 are refused (codec_for_id)
+# Records ``record_chunks`` decodes at a time: about 1 MiB of Record tuples for tiny
+# records, one chunk for a usual batch (a 16 KiB batch holds tens to hundreds).
+RECORDS_PER_CHUNK = 4096
 
 
 def _invalid(message: str) -> CorruptRecordError:
@@ -181,194 +191,67 @@ class RecordBatch:
     # --- records ---
     def records(self, *, decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT) -> list[Record]:
         """Decode every record (REC-1 to REC-10): BATCH-7, a negative recordsCount is invalid;
-        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it."""
-        where = {"file": self.file, "position": self.position, "offset": self.base_offset}
-        if self.records_count < 0:
-            raise _invalid(f"negative record count {self.records_count}").located(**where)
-        if self.records_count == 0:
+        BATCH-8, a count of 0 reads no byte after the header; COMP-2, one stream after it.
+        A list of recordsCount records: for a batch of any shape, ``record_chunks``."""
+        where = self._where()
+        if self._no_records():
             return []  # Kafka does not look at the bytes of an empty batch
         try:
-            codec = self.compression
-            if codec is Compression.NONE:  # decoded in place: no copy of the records
-                return decode_records_fast(self, self.raw, RECORD_BATCH_OVERHEAD)
-            payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
-            payload = decompress(codec, payload, limit=decompression_limit, magic=self.magic)
-            return decode_records_fast(self, payload, 0)
+            buf, start = self._record_bytes(decompression_limit)
+            return decode_records_fast(self, buf, start)
         except KafkaLogError as exc:
-            # a position found while decoding is inside the (decompressed) record bytes,
-            # not the file: report the batch's own position instead
-            exc.position = None
-            raise exc.located(**where)
+            raise _relocated(exc, where) from None
+
+    def record_chunks(
+        self,
+        *,
+        decompression_limit: int = DEFAULT_DECOMPRESSION_LIMIT,
+        chunk_size: int = RECORDS_PER_CHUNK,
+    ) -> Iterator[list[Record]]:
+        """``records()`` in lists of at most ``chunk_size`` records, decoded as they are
+        taken: memory is bounded by the decompressed bytes (at most the limit, COMP-3) and
+        one chunk, whatever recordsCount says (a 4.8 MB zstd batch can hold 9 million
+        7-byte records). The same records and the same error as ``records()``; the error
+        comes after the chunks before it."""
+        where = self._where()
+        if self._no_records():
+            return
+        try:
+            buf, pos = self._record_bytes(decompression_limit)
+            done, count = 0, self.records_count
+            while done < count:
+                size = min(chunk_size, count - done)
+                chunk, pos = decode_record_chunk_fast(self, buf, pos, done, size)
+                done += size
+                yield chunk
+            check_records_end(self, buf, pos)
+        except KafkaLogError as exc:
+            raise _relocated(exc, where) from None
+
+    def _where(self) -> dict:
+        return {"file": self.file, "position": self.position, "offset": self.base_offset}
+
+    def _no_records(self) -> bool:
+        """BATCH-7: a negative recordsCount is invalid; BATCH-8: 0 reads nothing more."""
+        if self.records_count < 0:
+            raise _invalid(f"negative record count {self.records_count}").located(**self._where())
+        return self.records_count == 0
+
+    def _record_bytes(self, limit: int) -> tuple[bytes, int]:
+        """The records' bytes and where they start: the batch itself when uncompressed (no
+        copy), else its one inflated stream (COMP-2), never more than ``limit`` bytes."""
+        codec = self.compression
+        if codec is Compression.NONE:
+            return self.raw, RECORD_BATCH_OVERHEAD
+        payload = memoryview(self.raw)[RECORD_BATCH_OVERHEAD:]
+        return decompress(codec, payload, limit=limit, magic=self.magic), 0
 
 
-def decode_records(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
-    """DefaultRecordBatch.RecordIterator + DefaultRecord.readFrom: the records of ``batch``
-    are ``buf[start:]``, laid end to end (REC-1), exactly recordsCount of them (REC-10),
-    their offsetDeltas not required to be consecutive (REC-11)."""
-    records = []
-    pos = start
-    log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-    for _ in range(batch.records_count):
-        if pos >= len(buf):
-            raise _invalid(f"only {len(records)} of {batch.records_count} records present")
-        record, pos = _decode_record(batch, buf, pos, log_append)
-        records.append(record)
-    if pos != len(buf):
-        raise _invalid(f"{len(buf) - pos} bytes left after {batch.records_count} records")
-    return records
-
-
-def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | None, int]:
-    """A varint length then that many bytes: REC-6, a negative length is null; REC-7, the
-    bytes must not run past the record."""
-    size, pos = decode_varint(buf, pos)
-    if size < 0:
-        return None, pos
-    if pos + size > limit:
-        raise _invalid(f"{what} of {size} bytes overruns its record")
-    return buf[pos : pos + size], pos + size
-
-
-# A record (record-batch-v2.md Table 2): length varint | attributes int8 | timestampDelta
-# varlong | offsetDelta varint | keyLength varint | key | valueLength varint | value
-# | headersCount varint | (keyLength varint | key | valueLength varint | value)*
-def _decode_record(
-    batch: RecordBatch, buf: bytes, pos: int, log_append: bool
-) -> tuple[Record, int]:
-    """One record from ``pos``: REC-2, its length within the bytes left; REC-3, its fields
-    ending exactly at its length; REC-4, attributes read but unused; REC-5, its offset and
-    CreateTime timestamp from the deltas; BATCH-11, a LogAppendTime batch's maxTimestamp."""
-    length, pos = decode_varint(buf, pos)
-    end = pos + length
-    if length < 0 or end > len(buf):
-        raise _invalid(f"record body of {length} bytes overruns the batch")
-    if pos >= end:
-        raise _invalid("record body too short for its attributes")
-    attributes = buf[pos]
-    timestamp_delta, p = decode_varlong(buf, pos + 1)
-    offset_delta, p = decode_varint(buf, p)
-    key, p = _read_bytes(buf, p, end, "key")
-    value, p = _read_bytes(buf, p, end, "value")
-    header_count, p = decode_varint(buf, p)
-    headers, p = _read_headers(buf, p, end, header_count)
-    if p != end:
-        raise _invalid(f"record declared {length} body bytes but {p - (end - length)} were read")
-    offset = batch.base_offset + offset_delta
-    sequence = (
-        increment_sequence(batch.base_sequence, offset_delta) if batch.base_sequence >= 0 else -1
-    )
-    timestamp = batch.max_timestamp if log_append else batch.base_timestamp + timestamp_delta
-    record = Record(
-        offset, timestamp, key, value, headers, sequence, attributes,
-        offset_delta, timestamp_delta,
-    )  # fmt: skip
-    return record, end
-
-
-def _read_headers(buf: bytes, p: int, end: int, count: int) -> tuple[tuple[Header, ...], int]:
-    """``count`` headers from ``p``, none past ``end``, the record's end: REC-8, a count
-    neither negative nor above the bytes left; REC-9, no negative (null) header key."""
-    if count < 0 or count > end - p:
-        raise _invalid(f"invalid header count {count}")
-    headers = []
-    for _ in range(count):
-        key_size, p = decode_varint(buf, p)
-        if key_size < 0 or p + key_size > end:
-            raise _invalid(f"invalid header key size {key_size}")  # REC: null header key
-        header_key = buf[p : p + key_size]
-        header_value, p = _read_bytes(buf, p + key_size, end, "header value")
-        headers.append(Header(header_key, header_value))
-    return tuple(headers), p
-
-
-# --- the same decoder, fast --------------------------------------------------------------
-
-# zigzag values of the one-byte varints (high bit clear), most lengths, deltas and counts
-_ZIGZAG = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
-
-
-class _NotWellFormed(Exception):
-    """Raised by the fast decoder on anything the readable one should judge."""
-
-
-def decode_records_fast(batch: RecordBatch, buf: bytes, start: int = 0) -> list[Record]:
-    """``decode_records``, about four times faster on well-formed records: one-byte varints
-    are decoded inline (a table lookup), and so are the two-byte lengths of 64 to 8191
-    bytes; each check is folded into one test; records are built as plain tuples. On
-    anything else (a failed check, a varint error, a short buffer) the readable decoder
-    decodes the batch again, so the records and every error are the readable decoder's;
-    tests/test_records_fast.py compares the two (benchmarks/README.md: decode figures)."""
-    try:
-        return _decode_well_formed(batch, buf, start)
-    except (_NotWellFormed, IndexError, KafkaLogError):
-        return decode_records(batch, buf, start)
-
-
-def _decode_well_formed(batch: RecordBatch, buf: bytes, pos: int) -> list[Record]:
-    zigzag, new_record = _ZIGZAG, tuple.__new__
-    size = len(buf)
-    base_offset, base_timestamp, base_sequence = (
-        batch.base_offset, batch.base_timestamp, batch.base_sequence,
-    )  # fmt: skip
-    log_append_time = batch.attributes & TIMESTAMP_TYPE_MASK
-    records = []
-    for _ in range(batch.records_count):
-        byte = buf[pos]  # the record's length: one or, for 64 to 8191 bytes, two bytes
-        if byte < 0x80:
-            length, pos = zigzag[byte], pos + 1
-        elif buf[pos + 1] < 0x80:
-            raw = (byte & 0x7F) | buf[pos + 1] << 7
-            length, pos = (raw >> 1) ^ -(raw & 1), pos + 2
-        else:
-            length, pos = decode_varint(buf, pos)
-        end = pos + length
-        if length <= 0 or end > size:
-            raise _NotWellFormed
-        attributes, byte = buf[pos], buf[pos + 1]
-        if byte < 0x80:
-            timestamp_delta, pos = zigzag[byte], pos + 2
-        else:
-            timestamp_delta, pos = decode_varlong(buf, pos + 1)
-        byte = buf[pos]
-        offset_delta, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
-        byte = buf[pos]
-        key_size, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
-        if key_size < 0:
-            key = None
-        else:
-            key, pos = buf[pos : pos + key_size], pos + key_size
-        byte = buf[pos]  # the value's size: as the length
-        if byte < 0x80:
-            value_size, pos = zigzag[byte], pos + 1
-        elif buf[pos + 1] < 0x80:
-            raw = (byte & 0x7F) | buf[pos + 1] << 7
-            value_size, pos = (raw >> 1) ^ -(raw & 1), pos + 2
-        else:
-            value_size, pos = decode_varint(buf, pos)
-        if value_size < 0:
-            value = None
-        else:
-            value, pos = buf[pos : pos + value_size], pos + value_size
-        if buf[pos] == 0:  # no headers, the usual case
-            headers, pos = (), pos + 1
-        else:
-            header_count, pos = decode_varint(buf, pos)
-            headers, pos = _read_headers(buf, pos, end, header_count)
-        if pos != end:  # also catches a key or value that overran the record
-            raise _NotWellFormed
-        sequence = -1
-        if base_sequence >= 0:
-            sequence = base_sequence + offset_delta
-            if sequence > INT32_MAX:  # increment_sequence's wrap-around
-                sequence -= INT32_MAX + 1
-        timestamp = batch.max_timestamp if log_append_time else base_timestamp + timestamp_delta
-        records.append(new_record(Record, (
-            base_offset + offset_delta, timestamp, key, value, headers, sequence, attributes,
-            offset_delta, timestamp_delta,
-        )))  # fmt: skip
-    if pos != size:
-        raise _NotWellFormed
-    return records
+def _relocated(exc: KafkaLogError, where: dict) -> KafkaLogError:
+    """A position found while decoding is inside the (decompressed) record bytes, not the
+    file: the error reports the batch's own position instead."""
+    exc.position = None
+    return exc.located(**where)
 
 
 # --- in-place rewrites a broker makes (BATCH-3: fields outside the CRC) ---------------
@@ -398,9 +281,3 @@ def set_max_timestamp(raw: bytes, timestamp_type: TimestampType, max_timestamp: 
     struct.pack_into(">q", buf, 35, max_timestamp)
     struct.pack_into(">I", buf, CRC_OFFSET, crc32c(memoryview(buf)[ATTRIBUTES_OFFSET:]))
     return bytes(buf)
-
-
-# The compiled record decoder (issue 14), unless pure Python: reference_impl/_speedups.
-if _speedups.kernels is not None:
-    _speedups.kernels.bind_records(Record, Header, decode_records)
-    decode_records_fast = _speedups.kernels.decode_records

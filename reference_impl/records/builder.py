@@ -128,17 +128,41 @@ def build_record_batch(
         is_control,
         delete_horizon_ms is not None,
     )
-    header = bytearray(HEADER.size)
-    HEADER.pack_into(
-        header, 0,
-        base_offset, HEADER.size + len(payload) - LOG_OVERHEAD, partition_leader_epoch, MAGIC,
-        0, attributes, last_offset_delta, base_timestamp, max_timestamp,
+    fields = (
+        partition_leader_epoch, attributes, last_offset_delta, base_timestamp, max_timestamp,
         producer_id, producer_epoch, base_sequence, len(records),
     )  # fmt: skip
+    return _framed(base_offset, payload, fields)
+
+
+def _framed(base_offset: int, payload: bytes, fields: tuple) -> bytes:
+    """The 61-byte header (BATCH-1) before ``payload``, with batchLength and the CRC-32C
+    (BATCH-3) computed; ``fields``: partitionLeaderEpoch, then attributes to recordsCount."""
+    epoch, *rest = fields
+    header = bytearray(HEADER.size)
+    length = HEADER.size + len(payload) - LOG_OVERHEAD
+    HEADER.pack_into(header, 0, base_offset, length, epoch, MAGIC, 0, *rest)
     batch = header + payload
     crc = crc32c(memoryview(batch)[ATTRIBUTES_OFFSET:])
     batch[CRC_OFFSET : CRC_OFFSET + 4] = crc.to_bytes(4, "big")
     return bytes(batch)
+
+
+def build_raw_batch(
+    body: bytes,
+    records_count: int,
+    compression: Compression = Compression.NONE,
+    *,
+    base_offset: int = 0,
+    last_offset_delta: int | None = None,
+) -> bytes:
+    """A v2 batch around record bytes encoded elsewhere (``encode_record``'s, or hostile
+    ones), with the header fields given and a valid CRC: CreateTime, timestamps -1, no
+    producer. ``last_offset_delta`` defaults to ``records_count - 1``."""
+    last = records_count - 1 if last_offset_delta is None else last_offset_delta
+    fields = (NO_PARTITION_LEADER_EPOCH, int(compression), last, NO_TIMESTAMP, NO_TIMESTAMP,
+              NO_PRODUCER_ID, NO_PRODUCER_EPOCH, NO_SEQUENCE, records_count)  # fmt: skip
+    return _framed(base_offset, compress(compression, body), fields)
 
 
 def build_control_batch(

@@ -20,6 +20,7 @@ instead of exhausting memory. Every failure is a typed CorruptRecordError.
 
 from __future__ import annotations
 
+import io
 import struct
 import threading
 import zlib
@@ -80,21 +81,23 @@ def _over_limit(codec: str, limit: int) -> CorruptRecordError:
 
 
 class _Sink:
-    """Collects decompressed chunks and enforces the caller's byte limit."""
+    """Collects decompressed chunks and enforces the caller's byte limit. The chunks go into
+    one growing buffer (io.BytesIO, whose getvalue() hands over that buffer without a copy),
+    so a stream inflated to the limit costs the limit once, not twice as a join would."""
 
     def __init__(self, codec: str, limit: int) -> None:
         self.codec, self.limit = codec, limit
-        self.chunks: list[bytes] = []
+        self.buffer = io.BytesIO()
         self.size = 0
 
     def add(self, chunk) -> None:
         self.size += len(chunk)
         if self.size > self.limit:
             raise _over_limit(self.codec, self.limit)
-        self.chunks.append(bytes(chunk))
+        self.buffer.write(chunk)
 
     def result(self) -> bytes:
-        return b"".join(self.chunks)
+        return self.buffer.getvalue()
 
 
 # --- gzip -------------------------------------------------------------------------

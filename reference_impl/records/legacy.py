@@ -14,7 +14,8 @@ is that of the **last** inner message, and v1 inner offsets are relative
 from __future__ import annotations
 
 import struct
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 from ..errors import Category, CorruptRecordError, KafkaLogError
@@ -130,7 +131,7 @@ class LegacyBatch:
         """Kafka's AbstractLegacyRecordBatch.baseOffset: the first inner offset (decompresses)."""
         if self.compression_id == Compression.NONE:
             return self.offset
-        return self.records()[0].offset
+        return next(self.record_chunks(chunk_size=1))[0].offset
 
     @property
     def size_in_bytes(self) -> int:
@@ -166,17 +167,26 @@ class LegacyBatch:
 
     def records(self, *, decompression_limit: int | None = None) -> list[Record]:
         """The message itself, or a wrapper's inner messages with absolute offsets."""
+        chunks = self.record_chunks(decompression_limit=decompression_limit, chunk_size=None)
+        return [record for chunk in chunks for record in chunk]
+
+    def record_chunks(
+        self, *, decompression_limit: int | None = None, chunk_size: int | None = 4096
+    ) -> Iterator[list[Record]]:
+        """``records()`` in lists of at most ``chunk_size`` (None: one list), as
+        RecordBatch.record_chunks: memory bounded by the inflated bytes and one chunk."""
         if self.compression_id == Compression.NONE:
-            return [Record(self.offset, self.timestamp, self.key, self.value)]
+            yield [Record(self.offset, self.timestamp, self.key, self.value)]
+            return
         limit = decompression_limit or self.decompression_limit
         where = {"file": self.file, "position": self.position, "offset": self.offset}
         try:
-            return _inner_records(self, limit)
+            yield from _inner_record_chunks(self, limit, chunk_size)
         except KafkaLogError as exc:
             # positions (and v1 relative offsets) inside the decompressed inner stream
             # do not locate anything in the file: report the wrapper's own
             exc.position = exc.offset = None
-            raise exc.located(**where)
+            raise exc.located(**where) from None
 
 
 def _read_blob(raw: bytes, pos: int, what: str) -> tuple[bytes | None, int]:
@@ -191,31 +201,47 @@ def _read_blob(raw: bytes, pos: int, what: str) -> tuple[bytes | None, int]:
     return raw[pos : pos + length], pos + length
 
 
-def _inner_records(wrapper: LegacyBatch, limit: int) -> list[Record]:
+def _inner_record_chunks(
+    wrapper: LegacyBatch, limit: int, chunk_size: int | None
+) -> Iterator[list[Record]]:
     """AbstractLegacyRecordBatch.DeepRecordsIterator: LEGACY-9, a wrapper with a null value or
-    no whole inner entry is invalid; LEGACY-10, an inner size below 14 is
-    ``invalid_batch_size``; LEGACY-11, a partial trailing inner entry ends the stream;
-    LEGACY-12, a compressed inner message is invalid; LEGACY-19, each inner CRC is checked."""
+    no whole inner entry is invalid. The inner messages are walked twice, keeping none: once
+    to check them all and find the last inner offset (v1 offsets are relative to it), then
+    to yield their records, so every error comes before the first record."""
     if wrapper.value is None:
         raise _invalid("compressed wrapper message has a null value")
     stream = decompress(wrapper.compression, wrapper.value, limit=limit, magic=wrapper.magic)
-    inner = []
+    kept = deque(_inner_messages(stream, limit), maxlen=1)  # checks them all, keeps the last
+    last = kept[0] if kept else None
+    if last is None:
+        raise _invalid("compressed wrapper holds no inner messages")
+    chunk = []
+    for message in _inner_messages(stream, limit):
+        chunk.append(_absolute(wrapper, message, last.offset))
+        if len(chunk) == chunk_size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def _inner_messages(stream: bytes, limit: int) -> Iterator[LegacyBatch]:
+    """The inner messages of an inflated wrapper: LEGACY-10, an inner size below 14 is
+    ``invalid_batch_size``; LEGACY-11, a partial trailing inner entry ends the stream;
+    LEGACY-12, a compressed inner message is invalid; LEGACY-19, each inner CRC is checked."""
     pos = 0
     while len(stream) - pos >= 12:  # a partly present trailing entry ends the stream
         _, size = struct.unpack_from(">qi", stream, pos)
         if size < RECORD_OVERHEAD_V0 or size > limit:
             raise CorruptRecordError(Category.INVALID_BATCH_SIZE, f"inner message size {size}")
         if pos + 12 + size > len(stream):
-            break
+            return
         message = LegacyBatch.from_bytes(stream[pos : pos + 12 + size])
         message.ensure_valid()
         if message.compression_id != Compression.NONE:
             raise _invalid("an inner message is itself compressed")
-        inner.append(message)
+        yield message
         pos += 12 + size
-    if not inner:
-        raise _invalid("compressed wrapper holds no inner messages")
-    return [_absolute(wrapper, message, inner[-1].offset) for message in inner]
 
 
 def _absolute(wrapper: LegacyBatch, inner: LegacyBatch, last_inner_offset: int) -> Record:
