@@ -442,23 +442,42 @@ def golden_check(as_json):
 
 @conformance.command("requirements")
 @click.option(
-    "--out", type=click.Path(dir_okay=False), help="Write here (default: docs/requirements.md)."
+    "--write",
+    "write",
+    is_flag=True,
+    help="Write the table to docs/requirements.md of this checkout (or --out) instead of printing it.",
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False), help="With --write or --check: this file instead."
 )
 @click.option("--check", is_flag=True, help="Exit 1 when the file differs from a fresh generation.")
-def requirements_command(out, check):
-    """Generate the requirement table: rule, level, scenarios, reference code."""
+def requirements_command(write, out, check):
+    """Print the requirement table: rule, level, scenarios, reference code (markdown).
+
+    Nothing is written unless asked: --write writes docs/requirements.md (what the project's
+    docs are built from), --check compares it with a fresh generation."""
     from pathlib import Path
 
     from .traceability import requirement_table, requirements_doc_path
 
-    path = Path(out) if out else requirements_doc_path()
     text = requirement_table()
+    path = Path(out) if out else requirements_doc_path()
     if check:
         fresh = path.is_file() and path.read_text(encoding="utf-8") == text
         click.echo(
-            f"{path}: {'fresh' if fresh else 'stale: run `klogspec conformance requirements`'}"
+            f"{path}: "
+            + ("fresh" if fresh else "stale: run `klogspec conformance requirements --write`")
         )
         raise SystemExit(EXIT_OK if fresh else EXIT_FAIL)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    if not write:
+        if out:
+            raise click.UsageError("--out needs --write or --check")
+        click.echo(text, nl=False)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"error: {path}: cannot be written: {exc.strerror or exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
     click.echo(f"wrote {path}")

@@ -77,7 +77,9 @@ class CrossLoader:
                 return
             self._load_and_compare(run, record)
         except TesteeFailure as exc:
-            detail = f" [{printable(exc.detail, MAX_TAIL, 'end')}]" if exc.detail else ""
+            detail = (
+                f" [{printable(exc.detail, MAX_TAIL, 'end', lines=True)}]" if exc.detail else ""
+            )
             self._fail(
                 run,
                 f"{exc.kind}: {exc.message}{detail}",

@@ -35,12 +35,16 @@ MAX_TAIL = 600  # characters of a testee's stderr tail echoed in a failure
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
 
 
-def printable(text: str, limit: int = MAX_ECHOED, keep: str = "start") -> str:
+def printable(text: str, limit: int = MAX_ECHOED, keep: str = "start", lines: bool = False) -> str:
     """Text a testee chose (stderr, an error message), safe to echo on a terminal: every
     control character escaped as ``\\xNN``/``\\uNNNN`` (a terminal escape is shown, never
-    obeyed), then cut to ``limit`` characters, keeping its ``start`` or its ``end`` (a
-    tail), with ``...`` where it was cut (issue 20 §1)."""
-    escaped = _CONTROL.sub(_escape, text)
+    obeyed; with ``lines`` a newline is kept), then cut to ``limit`` characters, keeping its
+    ``start`` or its ``end`` (a tail), with ``...`` where it was cut (issue 20 §1)."""
+    escaped = (
+        "\n".join(_CONTROL.sub(_escape, part) for part in text.split("\n"))
+        if lines
+        else _CONTROL.sub(_escape, text)
+    )
     escaped = "".join(c if unicodedata.category(c) not in ("Cs", "Co") else "?" for c in escaped)
     if len(escaped) <= limit:
         return escaped

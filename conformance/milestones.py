@@ -24,7 +24,7 @@ from typing import NamedTuple
 from .goldens import load_manifest_entries
 from .scenarios import Scenario, load_all
 
-INSPECTIONS = frozenset({"files", "snapshot", "clock"})
+INSPECTIONS = frozenset({"files", "snapshot", "clock"})  # steps that are not operations
 
 
 class Milestone(NamedTuple):
@@ -34,27 +34,28 @@ class Milestone(NamedTuple):
     features: frozenset[str]  # the features it adds
     rolls: bool  # whether its scenarios may hold more than one segment
     refusals: bool  # whether its scenarios may expect an error code
+    inspects: bool  # whether its scenarios may inspect files (``files``, ``snapshot``)
 
 
 _ADDED = (
     ("one segment: open, append, read, state, flush and close, no refusal",
-     {"open", "append", "read", "state", "flush", "close"}, set(), False, False),
-    ("refusals: the error codes of append and read (model.md §5)", set(), set(), False, True),
+     {"open", "append", "read", "state", "flush", "close"}, set(), False, False, False),
+    ("the files beside the `.log`: offset and time indexes, checkpoints, as `files` steps "
+     "inspect them", set(), set(), False, False, True),
+    ("refusals: the error codes of append and read (model.md §5)", set(), set(), False, True, True),
     ("several segments: rolls by size, time, index space and offset range, and `roll`",
-     {"roll"}, set(), True, True),
+     {"roll"}, set(), True, True, True),
     ("`truncate_to`, `truncate_fully_and_start_at`",
-     {"truncate_to", "truncate_fully_and_start_at"}, set(), True, True),
+     {"truncate_to", "truncate_fully_and_start_at"}, set(), True, True, True),
     ("retention: `delete_segments_before`, `delete_old_segments`",
-     {"delete_segments_before", "delete_old_segments"}, set(), True, True),
-    ("`fetch_offset_by_timestamp`", {"fetch_offset_by_timestamp"}, set(), True, True),
+     {"delete_segments_before", "delete_old_segments"}, set(), True, True, True),
+    ("`fetch_offset_by_timestamp`", {"fetch_offset_by_timestamp"}, set(), True, True, True),
     ("loading files the harness damaged or dated after a clean close",
-     {"damage", "set_mtime"}, set(), True, True),
-    ("`crash` and recovery (feature `crash_recovery`)", {"crash"}, {"crash_recovery"}, True, True),
+     {"damage", "set_mtime"}, set(), True, True, True),
+    ("`crash` and recovery (feature `crash_recovery`)", {"crash"}, {"crash_recovery"}, True, True,
+     True),
 )  # fmt: skip
-MILESTONES = tuple(
-    Milestone(i, adds, frozenset(steps), frozenset(features), rolls, refusals)
-    for i, (adds, steps, features, rolls, refusals) in enumerate(_ADDED, 1)
-)
+MILESTONES = tuple(Milestone(i, *row) for i, row in enumerate(_ADDED, 1))
 OPTIONAL = len(MILESTONES) + 1  # the milestone of every scenario needing another feature
 _ALL_STEPS = frozenset().union(*(m.steps for m in MILESTONES))
 _SEGMENT_LOG = re.compile(r"/\d{20}\.log(\.deleted)?$")
@@ -65,6 +66,7 @@ class Needs(NamedTuple):
     features: frozenset[str]
     rolls: bool  # the reference's run holds more than one segment at some point
     refusals: bool  # a step expects an error code
+    inspects: bool  # a step inspects files
 
 
 def needs_of(scenario: Scenario) -> Needs:
@@ -77,7 +79,11 @@ def needs_of(scenario: Scenario) -> Needs:
         refusals |= "error" in (step.get("expect") or {})
     golden = _goldens().get(scenario.id, {})
     return Needs(
-        frozenset(keys - INSPECTIONS), frozenset(scenario.needs), _segments(golden) > 1, refusals
+        frozenset(keys - INSPECTIONS),
+        frozenset(scenario.needs),
+        _segments(golden) > 1,
+        refusals,
+        bool(keys & {"files", "snapshot"}),
     )
 
 
@@ -109,6 +115,7 @@ def milestone_of(scenario: Scenario) -> int:
             and needs.features <= have_features
             and (milestone.rolls or not needs.rolls)
             and (milestone.refusals or not needs.refusals)
+            and (milestone.inspects or not needs.inspects)
         ):
             return milestone.number
     return OPTIONAL

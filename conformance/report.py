@@ -140,7 +140,7 @@ TABLE_COLUMNS = (  # header, row key, justify: fits 80 columns with the longest 
     ("fail", "failed", "right"),
     ("skip", "skipped", "right"),
     ("xfail", "expected_failures", "right"),
-    ("unjudged", "not_judged", "right"),
+    ("n/j", "not_judged", "right"),  # not judged: the scenario stopped before the rule
     ("status", "status", "left"),
 )
 

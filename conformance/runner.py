@@ -1111,7 +1111,9 @@ class Runner:
         try:
             run.run()
         except TesteeFailure as exc:
-            detail = f" [{printable(exc.detail, MAX_TAIL, 'end')}]" if exc.detail else ""
+            detail = (
+                f" [{printable(exc.detail, MAX_TAIL, 'end', lines=True)}]" if exc.detail else ""
+            )
             step = (
                 run.s.steps[run.step_index]
                 if run.step_index is not None and run.step_index >= 0

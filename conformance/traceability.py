@@ -1,6 +1,6 @@
 """Requirement to scenario to reference code: the table of docs/requirements.md.
 
-``klogspec conformance requirements`` writes it; a test fails when it is stale, when a
+``klogspec conformance requirements`` prints it and ``--write`` writes it; a test fails when it is stale, when a
 MUST or SHOULD rule of the behaviour pages has no scenario, or when a scenario names an
 ID that spec/requirements.yaml does not have.
 """

@@ -530,7 +530,8 @@ class SubprocessDriver(Driver):
             self._stderr.seek(0, os.SEEK_END)
             size = self._stderr.tell()
             self._stderr.seek(max(0, size - limit))
-            return printable(self._stderr.read().decode("utf-8", "replace"), limit, "end")
+            text = self._stderr.read().decode("utf-8", "replace")
+            return printable(text, limit, "end", lines=True)
         except (OSError, ValueError):
             return ""
 

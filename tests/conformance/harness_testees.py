@@ -170,6 +170,14 @@ class Interrupts(ReferenceAdapter):
         raise KeyboardInterrupt
 
 
+class CrashesAtOpen(ReferenceAdapter):
+    """Fails inside every open: each scenario stops at step 0, judging none of its later
+    steps (a refused open does not stop it: the later steps are judged, and fail)."""
+
+    def open(self, *args, **kwargs) -> dict:
+        raise RuntimeError("a bug inside the testee's open")
+
+
 class OffsetOfMaxTimestampOffByOne(ReferenceAdapter):
     """Answers an append's offset_of_max_timestamp one too high (APPEND-24)."""
 
@@ -212,6 +220,7 @@ FACTORIES = {
     "moves_its_directory_outside": MovesItsDirectoryOutside,
     "exits_the_process": ExitsTheProcess,
     "interrupts": Interrupts,
+    "crashes_at_open": CrashesAtOpen,
 }
 
 
