@@ -363,7 +363,10 @@ def show_command(test_id, as_json):
 
     scenario = by_id().get(test_id)
     if scenario is None:
-        click.echo(f"error: no test {test_id} (`klogspec conformance list` lists them)", err=True)
+        from .diagnostics import printable
+
+        shown = printable(test_id)
+        click.echo(f"error: no test {shown} (`klogspec conformance list` lists them)", err=True)
         raise SystemExit(EXIT_USAGE)
     if as_json:
         click.echo(json.dumps({**scenario.to_data(), "level": scenario.level}, indent=1))
@@ -405,7 +408,15 @@ def golden_regenerate(out, as_json):
     from .goldens import golden_dir, regenerate
 
     target = Path(out) if out else golden_dir()
-    manifest = regenerate(target)
+    refused = _not_goldens(target)
+    if refused:
+        click.echo(f"error: --out {target}: {refused}", err=True)
+        raise SystemExit(EXIT_USAGE)
+    try:
+        manifest = regenerate(target)
+    except OSError as exc:
+        click.echo(f"error: --out {target}: cannot be written: {exc.strerror or exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
     size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
     scenarios, corrupt = len(manifest["scenarios"]), len(manifest["corrupt"])
     if as_json:
@@ -416,6 +427,16 @@ def golden_regenerate(out, as_json):
         )
     else:
         click.echo(f"{scenarios} scenarios, {corrupt} corrupt fixtures, {size} bytes in {target}")
+
+
+def _not_goldens(target) -> str | None:
+    """Why ``golden regenerate`` must not replace ``target`` (it deletes what is there):
+    only a missing path, an empty directory or a directory of goldens (a manifest.json)."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        return "is not a directory"
+    if target.is_dir() and any(target.iterdir()) and not (target / "manifest.json").is_file():
+        return "is a directory that holds no goldens (no manifest.json): it is not replaced"
+    return None
 
 
 @golden.command("check")

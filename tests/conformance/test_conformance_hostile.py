@@ -13,8 +13,10 @@ import threading
 from pathlib import Path
 
 import pytest
+from click.testing import CliRunner
 
 from conformance import scratch, transport
+from conformance.cli import conformance
 from conformance.report import to_json
 from conformance.suite import run_suite, select
 from conformance.transport import TesteeFailure, resolve_impl
@@ -265,12 +267,17 @@ def test_a_killed_testee_leaves_no_thread_traceback(tmp_path):
 # --- §2, §3: every option bounded and checked; unwritable outputs; no traceback -------------
 
 
-def klogspec_conformance(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+def klogspec(*args: str, stdout=subprocess.PIPE, stdin: str = "") -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(HERE), *sys.path])}
-    command = [sys.executable, "-c", "from klogspec.cli import main; main()", "conformance"]
+    command = [sys.executable, "-c", "from klogspec.cli import main; main()"]
     return subprocess.run(
-        [*command, *args], stdout=stdout, stderr=subprocess.PIPE, text=True, env=env, timeout=300
-    )
+        [*command, *args], input=stdin, stdout=stdout, stderr=subprocess.PIPE, text=True,
+        env=env, timeout=300,
+    )  # fmt: skip
+
+
+def klogspec_conformance(*args: str, stdout=subprocess.PIPE) -> subprocess.CompletedProcess:
+    return klogspec("conformance", *args, stdout=stdout)
 
 
 @pytest.fixture(scope="module")
@@ -312,12 +319,32 @@ OPTION_CASES = [
 
 @pytest.mark.parametrize(("args", "text"), OPTION_CASES)
 def test_a_bad_option_is_one_clear_line_and_exit_2(args, text, hostile_files):
+    """In process, for speed (the subprocess cases below run the real command line)."""
+    args = [a.replace("{dir}", str(hostile_files)) for a in args]
+    result = CliRunner().invoke(conformance, [*ONE, *args])
+    said = " ".join(result.output.split())
+    assert result.exit_code == 2, said
+    assert isinstance(result.exception, SystemExit), result.exception  # not a traceback
+    assert text in said
+    assert "Traceback" not in said and not PYTHON_REPRS.search(said.replace("[2J", ""))
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["--timeout", "nan"],
+        ["--expected-failures", "{dir}/fifo"],
+        ["--expected-failures", "{dir}/latin1.txt"],
+        ["--report", "/dev/full"],
+        ["--trace", "/proc/version"],
+    ],
+)
+def test_the_command_line_prints_no_traceback(args, hostile_files):
     args = [a.replace("{dir}", str(hostile_files)) for a in args]
     result = klogspec_conformance(*ONE, *args)
-    said = " ".join((result.stdout + result.stderr).split())
-    assert result.returncode == 2, said
-    assert text in said
-    assert "Traceback" not in said and not PYTHON_REPRS.search(result.stderr)
+    assert result.returncode == 2
+    assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+    assert result.stderr.count("\n") <= 4 and not PYTHON_REPRS.search(result.stderr)
 
 
 def test_json_to_a_full_disk_is_exit_2(tmp_path):
@@ -326,3 +353,26 @@ def test_json_to_a_full_disk_is_exit_2(tmp_path):
     assert result.returncode == 2
     assert "cannot write to stdout: No space left on device" in result.stderr
     assert "Traceback" not in result.stderr and "Exception ignored" not in result.stderr
+
+
+OTHER_COMMANDS = [
+    (["conformance", "show", "no.such\x1b[2J"], "no test no.such\\x1b[2J"),
+    (["golden", "regenerate", "--out", "/dev/full"], "--out /dev/full: is not a directory"),
+    (["golden", "regenerate", "--out", "{dir}/kept"], "holds no goldens (no manifest.json): it is not replaced"),
+    (["testee", "--factory", "sys:exit"], "the factory sys:exit made no implementation: SystemExit"),
+    (["conformance", "requirements", "--write", "--out", "/proc/version"], "/proc/version: cannot be written"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("args", "text"), OTHER_COMMANDS)
+def test_the_other_conformance_commands_check_their_options(args, text, tmp_path):
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    (kept / "precious").write_text("not goldens")
+    args = [a.replace("{dir}", str(tmp_path)) for a in args]
+    result = klogspec(*args, stdin='{"id": 1, "op": "hello", "args": {}}\n')
+    said = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode == 2, said
+    assert text in said and no_control(result.stdout + result.stderr)
+    assert "Traceback" not in said and not PYTHON_REPRS.search(result.stderr)
+    assert (kept / "precious").read_text() == "not goldens"  # never deleted
