@@ -9,7 +9,8 @@
 // Kafka's: one .log file of v2 record batches, offsets assigned by the leader (baseOffset,
 // partitionLeaderEpoch, maxTimestamp rewritten and the CRC-32C recomputed), reads of whole
 // batches by offset, the recovery-point and log-start-offset checkpoints and the clean
-// shutdown marker. Everything else answers INVALID_REQUEST: grow it milestone by milestone.
+// shutdown marker, the offset and time indexes. Everything else answers INVALID_REQUEST:
+// grow it milestone by milestone.
 import java.io.*;
 import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
@@ -73,23 +74,57 @@ public final class Testee {
         return max;
     }
 
+    /** An index file (spec/formats/index-files.md): fixed-size entries, preallocated while the
+     *  segment is active, zero-filled past its entries, trimmed to them at close. */
+    static final class Index {
+        final Path file;
+        final int entrySize;
+        byte[] bytes;
+        int entries;
+
+        Index(Path file, int entrySize, int maxBytes, boolean create) throws IOException {
+            this.file = file;
+            this.entrySize = entrySize;
+            byte[] existing = Files.exists(file) ? Files.readAllBytes(file) : new byte[0];
+            entries = existing.length / entrySize;
+            bytes = new byte[Math.max(maxBytes / entrySize, entries) * entrySize];
+            System.arraycopy(existing, 0, bytes, 0, entries * entrySize);
+            if (create) Files.write(file, bytes); // resized to the maximum, as an active segment's are
+        }
+
+        void append(ByteBuffer entry) throws IOException {
+            if ((entries + 1) * entrySize > bytes.length) return; // full: Kafka rolls
+            System.arraycopy(entry.array(), 0, bytes, entries * entrySize, entrySize);
+            Files.write(file, bytes);
+            entries++;
+        }
+
+        ByteBuffer last() { return entries == 0 ? null : ByteBuffer.wrap(bytes, (entries - 1) * entrySize, entrySize).slice(); }
+
+        void trim() throws IOException { Files.write(file, Arrays.copyOf(bytes, entries * entrySize)); }
+    }
+
     static final class Log {
+        Index offsetIndex, timeIndex;
+        long[] maxSoFar; // {timestamp, offset}: read from the time index when first needed
+        int bytesSinceLastIndexEntry;
         Path dir, file;
         String topic, partition;
         Map<String, Object> config;
         byte[] data = new byte[0];
         long logEndOffset, recoveryPoint;
 
-        Map<String, Object> open(String directory, Map<String, Object> config) throws IOException {
+        Map<String, Object> open(String directory, Map<String, Object> config, String topicId) throws IOException {
             dir = Paths.get(directory);
             this.config = config;
             // <topic>-<partition>, or a deleted/future/stray one: <topic>-<partition>.<id>-delete
-            Matcher m = Pattern.compile("^(.+)-(\\d+)(?:\\.\\w+-(?:delete|future|stray))?$")
+            Matcher m = Pattern.compile("^(.+)-(\\d+)(\\.\\w+-(?:delete|future|stray))?$")
                     .matcher(dir.getFileName().toString());
             if (!m.matches()) throw new IOException("not a partition directory: " + dir);
             topic = m.group(1);
             partition = m.group(2);
             Files.createDirectories(dir);
+            if (topicId != null) Files.writeString(dir.resolve("partition.metadata"), "version: 0\ntopic_id: " + topicId);
             file = dir.resolve("00000000000000000000.log");
             if (!Files.exists(file)) Files.write(file, new byte[0]);
             data = Files.readAllBytes(file);
@@ -97,7 +132,38 @@ public final class Testee {
             for (Batch b : batches(data)) logEndOffset = b.lastOffset() + 1;
             recoveryPoint = readCheckpoint();
             writeCheckpoints();
+            // A live log's active segment has its indexes at open; a directory being deleted
+            // gets them (empty) only when it is closed.
+            boolean retired = m.group(3) != null;
+            int maxIndexBytes = retired ? 0 : ((Number) config.getOrDefault("segment_index_bytes", 10 << 20)).intValue();
+            offsetIndex = new Index(dir.resolve("00000000000000000000.index"), 8, maxIndexBytes, !retired);
+            timeIndex = new Index(dir.resolve("00000000000000000000.timeindex"), 12, maxIndexBytes, !retired);
+            maxSoFar = null;
+            bytesSinceLastIndexEntry = 0;
             return state();
+        }
+
+        /** INDEX-7: an entry when more than index_interval_bytes were written before this append. */
+        void index(int position, long largestOffset, long largestTimestamp, long offsetOfMax, int size) throws IOException {
+            if (maxSoFar == null) {
+                ByteBuffer last = timeIndex.last();
+                maxSoFar = last == null ? new long[] {NO_TIMESTAMP, 0} : new long[] {last.getLong(0), last.getInt(8)};
+            }
+            if (largestTimestamp > maxSoFar[0]) maxSoFar = new long[] {largestTimestamp, offsetOfMax};
+            int interval = ((Number) config.getOrDefault("index_interval_bytes", 4096)).intValue();
+            if (bytesSinceLastIndexEntry > interval) {
+                offsetIndex.append(ByteBuffer.allocate(8).putInt(0, (int) largestOffset).putInt(4, position));
+                maybeAppendTime();
+                bytesSinceLastIndexEntry = 0;
+            }
+            bytesSinceLastIndexEntry += size;
+        }
+
+        /** A time index entry only for a larger timestamp than its last one. */
+        void maybeAppendTime() throws IOException {
+            ByteBuffer last = timeIndex.last();
+            if (maxSoFar[0] <= (last == null ? NO_TIMESTAMP : last.getLong(0))) return;
+            timeIndex.append(ByteBuffer.allocate(12).putLong(0, maxSoFar[0]).putInt(8, (int) maxSoFar[1]));
         }
 
         Map<String, Object> append(byte[] input, boolean assignOffsets, int leaderEpoch) throws IOException {
@@ -124,6 +190,7 @@ public final class Testee {
                 logEndOffset = last + 1;
             }
             byte[] bytes = written.toByteArray();
+            if (bytes.length > 0) index(data.length, logEndOffset - 1, maxTimestamp, offsetOfMax, bytes.length);
             Files.write(file, bytes, StandardOpenOption.APPEND);
             byte[] all = Arrays.copyOf(data, data.length + bytes.length);
             System.arraycopy(bytes, 0, all, data.length, bytes.length);
@@ -176,6 +243,9 @@ public final class Testee {
         void flush() { recoveryPoint = logEndOffset; }
 
         void close() throws IOException {
+            if (maxSoFar != null) maybeAppendTime(); // the final time index entry
+            offsetIndex.trim();
+            timeIndex.trim();
             flush();
             writeCheckpoints();
             Files.writeString(dir.getParent().resolve(".kafka_cleanshutdown"), "{\"version\":0,\"brokerEpoch\":-1}");
@@ -222,7 +292,8 @@ public final class Testee {
                 return r;
             }
             case "open":
-                return log.open((String) args.get("dir"), (Map<String, Object>) args.getOrDefault("config", Map.of()));
+                return log.open((String) args.get("dir"), (Map<String, Object>) args.getOrDefault("config", Map.of()),
+                        (String) args.get("topic_id"));
             case "append": {
                 ByteArrayOutputStream input = new ByteArrayOutputStream();
                 for (Object b : (List<Object>) args.get("batches")) input.write(Base64.getDecoder().decode((String) b));

@@ -8,7 +8,8 @@
 // Kafka's: one .log file of v2 record batches, offsets assigned by the leader (baseOffset,
 // partitionLeaderEpoch, maxTimestamp rewritten and the CRC-32C recomputed), reads of whole
 // batches by offset, the recovery-point and log-start-offset checkpoints and the clean
-// shutdown marker. Everything else answers INVALID_REQUEST: grow it milestone by milestone.
+// shutdown marker, the offset and time indexes. Everything else answers INVALID_REQUEST:
+// grow it milestone by milestone.
 import fs from "node:fs";
 import path from "node:path";
 import readline from "node:readline";
@@ -71,13 +72,37 @@ function maxRecordTimestamp(batch) {
   return max;
 }
 
+// An index file (spec/formats/index-files.md): fixed-size entries, preallocated while the
+// segment is active, zero-filled past its entries, trimmed to them at close.
+class Index {
+  constructor(file, entrySize, maxBytes, create = true) {
+    this.file = file;
+    this.entrySize = entrySize;
+    const existing = fs.existsSync(file) ? fs.readFileSync(file) : Buffer.alloc(0);
+    this.entries = Math.floor(existing.length / entrySize);
+    this.bytes = Buffer.alloc(Math.max(Math.floor(maxBytes / entrySize), this.entries) * entrySize);
+    existing.copy(this.bytes, 0, 0, this.entries * entrySize);
+    if (create) fs.writeFileSync(file, this.bytes); // resized to the maximum, as an active segment's are
+  }
+  append(entry) {
+    if ((this.entries + 1) * this.entrySize > this.bytes.length) return; // full: Kafka rolls
+    entry.copy(this.bytes, this.entries * this.entrySize);
+    fs.writeFileSync(this.file, this.bytes);
+    this.entries++;
+  }
+  last() { return this.entries ? this.bytes.subarray((this.entries - 1) * this.entrySize, this.entries * this.entrySize) : null; }
+  trim() { fs.writeFileSync(this.file, this.bytes.subarray(0, this.entries * this.entrySize)); }
+}
+
 class Log {
-  open(dir, config) {
+  open(dir, config, topicId) {
     this.dir = dir;
     this.config = config;
     // <topic>-<partition>, or a deleted/future/stray one: <topic>-<partition>.<id>-delete
-    [, this.topic, this.partition] = path.basename(dir).match(/^(.+)-(\d+)(?:\.\w+-(?:delete|future|stray))?$/);
+    const [, topic, partition, retired] = path.basename(dir).match(/^(.+)-(\d+)(\.\w+-(?:delete|future|stray))?$/);
+    [this.topic, this.partition] = [topic, partition];
     fs.mkdirSync(dir, { recursive: true });
+    if (topicId) fs.writeFileSync(path.join(dir, "partition.metadata"), `version: 0\ntopic_id: ${topicId}`);
     this.file = path.join(dir, "00000000000000000000.log");
     if (!fs.existsSync(this.file)) fs.writeFileSync(this.file, Buffer.alloc(0));
     this.data = fs.readFileSync(this.file);
@@ -85,7 +110,41 @@ class Log {
     for (const b of batches(this.data)) this.logEndOffset = b.lastOffset + 1n;
     this.recoveryPoint = this.readCheckpoint() ?? 0n;
     this.writeCheckpoints(this.recoveryPoint);
+    // A live log's active segment has its indexes at open; a directory being deleted gets
+    // them (empty) only when it is closed.
+    const maxIndexBytes = retired ? 0 : config.segment_index_bytes ?? 10 * 1024 * 1024;
+    const index = (suffix, size) => new Index(this.file.replace(/\.log$/, suffix), size, maxIndexBytes, !retired);
+    this.offsetIndex = index(".index", 8);
+    this.timeIndex = index(".timeindex", 12);
+    this.maxSoFar = null; // [timestamp, offset]: read from the time index when first needed
+    this.bytesSinceLastIndexEntry = 0;
     return this.state();
+  }
+
+  /** INDEX-7: an entry when more than index_interval_bytes were written before this append. */
+  index(position, largestOffset, largestTimestamp, offsetOfMax, size) {
+    const last = this.timeIndex.last();
+    this.maxSoFar ??= last ? [last.readBigInt64BE(0), BigInt(last.readInt32BE(8))] : [NO_TIMESTAMP, 0n];
+    if (largestTimestamp > this.maxSoFar[0]) this.maxSoFar = [largestTimestamp, offsetOfMax];
+    if (this.bytesSinceLastIndexEntry > (this.config.index_interval_bytes ?? 4096)) {
+      const entry = Buffer.alloc(8);
+      entry.writeInt32BE(Number(largestOffset), 0);
+      entry.writeInt32BE(position, 4);
+      this.offsetIndex.append(entry);
+      this.maybeAppendTime();
+      this.bytesSinceLastIndexEntry = 0;
+    }
+    this.bytesSinceLastIndexEntry += size;
+  }
+
+  /** A time index entry only for a larger timestamp than its last one. */
+  maybeAppendTime() {
+    const last = this.timeIndex.last();
+    if (this.maxSoFar[0] <= (last ? last.readBigInt64BE(0) : NO_TIMESTAMP)) return;
+    const entry = Buffer.alloc(12);
+    entry.writeBigInt64BE(this.maxSoFar[0], 0);
+    entry.writeInt32BE(Number(this.maxSoFar[1]), 8);
+    this.timeIndex.append(entry);
   }
 
   append(input, assignOffsets, leaderEpoch) {
@@ -110,6 +169,7 @@ class Log {
       this.logEndOffset = last + 1n;
     }
     const bytes = Buffer.concat(written);
+    if (bytes.length) this.index(this.data.length, this.logEndOffset - 1n, maxTimestamp, offsetOfMax, bytes.length);
     fs.appendFileSync(this.file, bytes);
     this.data = Buffer.concat([this.data, bytes]);
     const every = this.config.flush_messages; // flush.messages: flush after so many messages
@@ -151,6 +211,9 @@ class Log {
   flush() { this.recoveryPoint = this.logEndOffset; }
 
   close() {
+    if (this.maxSoFar !== null) this.maybeAppendTime(); // the final time index entry
+    this.offsetIndex.trim();
+    this.timeIndex.trim();
     this.flush();
     this.writeCheckpoints(this.recoveryPoint);
     fs.writeFileSync(path.join(path.dirname(this.dir), ".kafka_cleanshutdown"), '{"version":0,"brokerEpoch":-1}');
@@ -182,7 +245,7 @@ function dispatch(log, op, args) {
   const big = (value) => (value === undefined || value === null ? null : BigInt(value));
   switch (op) {
     case "hello": return { name: "skeleton-js", version: "0.1.0", language: "javascript", features: [] };
-    case "open": return log.open(args.dir, args.config ?? {});
+    case "open": return log.open(args.dir, args.config ?? {}, args.topic_id);
     case "append": {
       const input = Buffer.concat(args.batches.map((b) => Buffer.from(b, "base64")));
       return log.append(input, args.assign_offsets, args.leader_epoch);
