@@ -583,7 +583,7 @@ def check_files(
         have = sorted(
             base
             for base, kind, marker in (
-                segment_file(p.name) for p in (pdir.iterdir() if pdir.exists() else ())
+                segment_file(name) for name in scratch.regular_names(pdir, root.parent)
             )
             if kind == "snapshot" and not marker
         )

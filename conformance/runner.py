@@ -449,9 +449,7 @@ class Run(RunEpilogue):
         )  # fmt: skip
         if not problems:
             return
-        live = (
-            [disk.segment_file(p.name) for p in self.pdir.iterdir()] if self.pdir.is_dir() else []
-        )
+        live = [disk.segment_file(n) for n in scratch.regular_names(self.pdir, self.anchor)]
         active = max((b for b, k, m in live if k == "log" and not m), default=None)
         for problem in problems:
             base, kind, marker = disk.segment_file(problem.file or "")

@@ -348,6 +348,17 @@ def _guarded(function, *args, **kwargs) -> tuple[bool, Any]:
         return False, exc
 
 
+def _stack(exc: BaseException, frames: int = 6) -> str:
+    """Where the implementation raised: its innermost frames, ``file:line in function``
+    (one line, not Python's traceback: the harness did not crash, the implementation did)."""
+    stack = [
+        f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if Path(frame.filename).resolve().parent != Path(__file__).resolve().parent
+    ]
+    return f"raised at {', called from '.join(reversed(stack[-frames:]))}" if stack else ""
+
+
 def _raised(exc: BaseException) -> str:
     """What an implementation raised, in words: its type and message, or exit status."""
     if isinstance(exc, SystemExit):
@@ -390,7 +401,7 @@ class InProcessDriver(Driver):
             raise TesteeFailure(
                 "crashed",
                 f"the factory {self.spec.factory} raised {_raised(exc)}",
-                "".join(traceback.format_exception(exc))[-4000:],
+                _stack(exc),
                 cause="crashed: the factory raised",
             ) from None
 
@@ -413,7 +424,7 @@ class InProcessDriver(Driver):
                 raise TesteeFailure(
                     "crashed",
                     f"{request['op']} raised {_raised(exc)}",
-                    "".join(traceback.format_exception(exc))[-4000:],
+                    _stack(exc),
                     cause=f"crashed during {request['op']} ({type(exc).__name__})",
                 )
             error = {"code": code}
