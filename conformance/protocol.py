@@ -30,7 +30,7 @@ from typing import Any
 from reference_impl.errors import OPERATION_ERROR_CODES
 
 PROTOCOL_VERSION = 1
-# What the harness accepts from a testee (protocol.md "Limits"): a longer line or a deeper
+# PROTO-5, what the harness accepts from a testee (protocol.md "Limits"): a longer line or a deeper
 # value fails the test as a protocol error, so no answer can exhaust the harness's memory
 # or recursion. The largest answer of the suite, a read of 1 MiB, is about 1.4 MB of JSON;
 # the deepest, a state with its segments, nests 4 levels.

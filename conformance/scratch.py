@@ -1,4 +1,5 @@
-"""The harness's only way into a testee's files: regular files inside the scenario's directory.
+"""The harness's only way into a testee's files: regular files inside the scenario's directory
+(PROTO-6, spec/behaviour/model.md §6).
 
 A testee owns its log directory and may leave anything there: a symbolic link to a file
 outside it, a FIFO, a device node, a socket, a directory where a segment was. Every file

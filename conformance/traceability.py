@@ -38,7 +38,7 @@ OUT_OF_CONTRACT = {
 # exchange of every scenario, and tests/conformance tests the harness on them.
 CONTRACT_RULES = {
     req: "a rule of the test contract, checked on every exchange: tests/conformance"
-    for req in ("PROTO-1", "PROTO-2", "PROTO-3", "PROTO-4")
+    for req in ("PROTO-1", "PROTO-2", "PROTO-3", "PROTO-4", "PROTO-5", "PROTO-6")
 }
 
 

@@ -44,6 +44,7 @@ def no_control(text: str) -> bool:
 # --- §1 a: nothing outside the scenario's directory is read or written ---------------------
 
 
+@pytest.mark.req("PROTO-6")
 @pytest.mark.parametrize("transport_name", ["inproc", "subprocess"])
 def test_a_link_out_of_the_directory_is_never_followed(transport_name):
     """The testee replaces its .log with a link to an outside file: the damage step after
@@ -76,6 +77,7 @@ def test_no_outside_byte_reaches_the_output():
     assert outside.read_text() == harness_testees.OUTSIDE_TEXT
 
 
+@pytest.mark.req("PROTO-6")
 def test_a_linked_partition_directory_is_not_written_through():
     """The testee moves its partition directory out and leaves a link in its place."""
     scenarios, _ = select([DAMAGED])
@@ -115,6 +117,7 @@ def test_a_special_file_fails_its_test_without_blocking(factory, what):
         assert failure.category == "harness_step" and what in failure.message
 
 
+@pytest.mark.req("PROTO-6")
 def test_scratch_opens_regular_files_inside_the_anchor_only(tmp_path, monkeypatch):
     anchor, outside = tmp_path / "scenario", tmp_path / "outside"
     (anchor / "logs" / "t-0").mkdir(parents=True)
@@ -206,6 +209,7 @@ def test_the_echo_is_escaped_in_the_runner_too(tmp_path):
     assert no_control(rendered) and len(rendered) < 1500
 
 
+@pytest.mark.req("PROTO-5")
 @pytest.mark.parametrize(
     ("mode", "text"),
     [
@@ -230,6 +234,7 @@ def test_a_deep_hello_cannot_start_without_a_traceback():
     assert "Traceback" not in result.stderr and "harness error" not in result.stderr
 
 
+@pytest.mark.req("PROTO-5")
 def test_in_process_results_are_bounded_as_well():
     class Deep:
         def hello(self, *, now_ms, **_):
@@ -376,3 +381,33 @@ def test_the_other_conformance_commands_check_their_options(args, text, tmp_path
     assert text in said and no_control(result.stdout + result.stderr)
     assert "Traceback" not in said and not PYTHON_REPRS.search(result.stderr)
     assert (kept / "precious").read_text() == "not goldens"  # never deleted
+
+
+@pytest.mark.req("PROTO-5")
+def test_the_limits_are_the_documented_ones():
+    from conformance.protocol import MAX_DEPTH, MAX_LINE_BYTES, schema_text
+
+    repo = HERE.parents[1]
+    assert (MAX_LINE_BYTES, MAX_DEPTH) == (16 << 20, 32)
+    for text in (
+        (repo / "docs" / "conformance" / "protocol.md").read_text(encoding="utf-8"),
+        (repo / "spec" / "behaviour" / "model.md").read_text(encoding="utf-8"),
+        schema_text("protocol.schema.json"),
+    ):
+        assert "16 MiB" in text and "32 levels" in text
+
+
+def test_a_run_that_judged_fewer_tests_than_selected_never_exits_0(monkeypatch):
+    from conformance import suite as suite_module
+
+    real = suite_module.run_suite
+
+    def loses_one(*args, **kwargs):
+        suite = real(*args, **kwargs)
+        suite.outcomes.pop()
+        return suite
+
+    monkeypatch.setattr(suite_module, "run_suite", loses_one)
+    result = CliRunner().invoke(conformance, ["--only", "model.create.*"])
+    assert result.exit_code == 2
+    assert "the run judged 1 of the 2 selected tests" in result.output
