@@ -160,6 +160,9 @@ def test_a_harness_bug_exits_2(monkeypatch):
             "exited (status 3) during hello",
         ),
         ("harness_testees:factory_that_fails", ["--transport", "subprocess"], "during hello"),
+        # issue 20 §1: an exiting factory, an answer too deep for the harness's recursion
+        ("sys:exit", [], "the factory sys:exit raised SystemExit (exit status None)"),
+        (f"cmd:{sys.executable} {BAD_TESTEE} deep-hello", [], "nests deeper than 32 levels"),
     ],
 )
 def test_an_implementation_that_cannot_start_is_one_error_with_exit_2(impl, extra, reason):
