@@ -6,8 +6,9 @@ runs the same commands without the ``klogspec`` script.
 
 Exit statuses: 0 success; 1 a MUST failed (conformance), an expected-failure file was
 contradicted, or goldens/scenarios are not what they should be; 2 the command could not
-run (bad usage, an implementation that cannot be started, an unknown test ID, a
-malformed expected-failure file, or an error of the harness itself).
+run (bad usage, a bad option value or an output that cannot be written, an implementation
+that cannot be started, an unknown test ID, a malformed expected-failure file, a run that
+did not judge every selected test, or an error of the harness itself).
 """
 
 from __future__ import annotations

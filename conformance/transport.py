@@ -8,7 +8,11 @@ runner never knows which one it drives.
 A testee that crashes (exits, or raises something that is not an error code), hangs past
 the per-request timeout, or answers with something that is not a valid response raises
 ``TesteeFailure``: the current test fails with that kind, the testee is restarted (a new
-process, or a new adapter object) for the next test, and the run goes on.
+process, or a new adapter object) for the next test, and the run goes on. An in-process
+implementation's ``SystemExit`` and ``KeyboardInterrupt`` are crashes like any other
+exception (``_guarded``). What the harness reads from a testee is bounded (PROTO-5: a line
+of at most ``MAX_LINE_BYTES``, ``MAX_DEPTH`` levels of nesting) and whatever it echoes (a
+message, the stderr tail) is escaped and cut (``diagnostics.printable``).
 """
 
 from __future__ import annotations
