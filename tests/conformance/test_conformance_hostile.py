@@ -411,3 +411,27 @@ def test_a_run_that_judged_fewer_tests_than_selected_never_exits_0(monkeypatch):
     result = CliRunner().invoke(conformance, ["--only", "model.create.*"])
     assert result.exit_code == 2
     assert "the run judged 1 of the 2 selected tests" in result.output
+
+
+@pytest.mark.parametrize(
+    ("args", "text"),
+    [
+        (
+            ["--klogspec-timeout", "nan"],
+            "argument --klogspec-timeout: nan is not a number of seconds",
+        ),
+        (["--klogspec-only", "milestone:0"], "milestones are numbered 1 to"),
+        (["--klogspec-expected-failures", "/dev/zero"], "/dev/zero: is a character device"),
+    ],
+)
+def test_the_pytest_plugin_checks_its_options_the_same_way(args, text):
+    repo = HERE.parents[1]
+    command = [sys.executable, "-m", "pytest", "-q", "-c", str(repo / "pyproject.toml"),
+               "--rootdir", str(repo), "--pyargs", "conformance.pytest_suite"]  # fmt: skip
+    result = subprocess.run(
+        [*command, *args], cwd=repo, capture_output=True, text=True, timeout=300,
+        env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+    )  # fmt: skip
+    said = " ".join((result.stdout + result.stderr).split())
+    assert result.returncode in (2, 4), said  # pytest's interrupted / usage error
+    assert text in said and "Traceback" not in said
