@@ -152,13 +152,17 @@ def _open(path: Path, anchor: Path, flags: int) -> int:
 
 def read_bytes(path: Path, anchor: Path) -> bytes:
     """The bytes of the regular file ``path`` (FileNotFoundError when absent)."""
-    fd = _open(path, anchor, os.O_RDONLY)
+    name = "/".join(_parts(path, anchor))
+    return _read(_open(path, anchor, os.O_RDONLY), name)
+
+
+def _read(fd: int, name: str) -> bytes:
+    """Everything an open regular file holds, at most MAX_FILE_BYTES; closes ``fd``."""
     try:
         size = os.fstat(fd).st_size
         if size > MAX_FILE_BYTES:
             raise UnsafeFile(
-                "/".join(_parts(path, anchor)),
-                f"{size} bytes long (the harness reads at most {MAX_FILE_BYTES})",
+                name, f"{size} bytes long (the harness reads at most {MAX_FILE_BYTES})"
             )
         chunks, left = [], size + 1
         while left > 0:
@@ -169,9 +173,7 @@ def read_bytes(path: Path, anchor: Path) -> bytes:
             left -= len(chunk)
         data = b"".join(chunks)
         if len(data) > MAX_FILE_BYTES:  # grew while read
-            raise UnsafeFile(
-                "/".join(_parts(path, anchor)), f"more than {MAX_FILE_BYTES} bytes long"
-            )
+            raise UnsafeFile(name, f"more than {MAX_FILE_BYTES} bytes long")
         return data
     finally:
         os.close(fd)
@@ -221,22 +223,37 @@ def snapshot(root: Path, anchor: Path) -> dict[str, bytes]:
 
 
 def _walk(directory: Path, anchor: Path, root: Path, found: dict[str, bytes]) -> None:
+    """``found`` gets the regular files below ``directory``, each opened relative to its
+    directory's descriptor without following a link."""
     parts = _parts(directory, anchor)
+    subdirectories = []
     with _parent_fd((*parts, "."), anchor) as fd:
-        entries = sorted(os.listdir(fd))
-        modes = {}
-        for name in entries:
-            with contextlib.suppress(FileNotFoundError):  # removed while listed
-                modes[name] = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
-    for name, mode in modes.items():
-        path = directory / name
-        if stat.S_ISDIR(mode):
-            _walk(path, anchor, root, found)
-        elif stat.S_ISREG(mode):
-            with contextlib.suppress(FileNotFoundError):
-                found[path.relative_to(root).as_posix()] = read_bytes(path, anchor)
-        else:
-            raise UnsafeFile("/".join(_parts(path, anchor)), kind_of(mode) or "not a regular file")
+        for name in sorted(os.listdir(fd)):
+            try:
+                mode = os.stat(name, dir_fd=fd, follow_symlinks=False).st_mode
+                if stat.S_ISDIR(mode):
+                    subdirectories.append(name)
+                    continue
+                what = kind_of(mode)
+                if what is not None:
+                    raise UnsafeFile("/".join((*parts, name)), what)
+                opened = os.open(name, os.O_RDONLY | _NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+            except FileNotFoundError:  # removed while listed
+                continue
+            except OSError as exc:
+                if exc.errno in (errno.ELOOP, errno.ENXIO):  # replaced since the lstat
+                    raise UnsafeFile(
+                        "/".join((*parts, name)), "a symbolic link or a FIFO"
+                    ) from None
+                raise
+            if not stat.S_ISREG(os.fstat(opened).st_mode):
+                os.close(opened)
+                raise UnsafeFile("/".join((*parts, name)), "not a regular file")
+            found[(directory / name).relative_to(root).as_posix()] = _read(
+                opened, "/".join((*parts, name))
+            )
+    for name in subdirectories:
+        _walk(directory / name, anchor, root, found)
 
 
 def unlink(path: Path, anchor: Path) -> None:
