@@ -6,13 +6,16 @@ runs the same commands without the ``klogspec`` script.
 
 Exit statuses: 0 success; 1 a MUST failed (conformance), an expected-failure file was
 contradicted, or goldens/scenarios are not what they should be; 2 the command could not
-run (bad usage, an implementation that cannot be started, an unknown test ID, a
-malformed expected-failure file, or an error of the harness itself).
+run (bad usage, a bad option value or an output that cannot be written, an implementation
+that cannot be started, an unknown test ID, a malformed expected-failure file, a run that
+did not judge every selected test, or an error of the harness itself).
 """
 
 from __future__ import annotations
 
 import click
+
+from .options import Seconds
 
 EXIT_OK = 0
 EXIT_FAIL = 1
@@ -55,16 +58,23 @@ def testee(factory):
     "--only",
     multiple=True,
     metavar="ID",
-    help="Run only these tests (IDs or globs; repeatable, comma-separated).",
+    help="Run only these tests (IDs or globs; repeatable, comma-separated); milestone:N runs "
+    "milestones 1 to N (milestone:1 is the smoke subset of a new testee).",
 )
 @click.option(
     "--expected-failures",
-    type=click.Path(exists=True, dir_okay=False),
-    help="Your expected-failure file: one '[category:] test-id' per line.",
+    type=click.Path(dir_okay=False),
+    help="Your expected-failure file: one '[category:] test-id' per line (UTF-8, at most 1 MiB).",
 )
 @click.option("--report", type=click.Path(dir_okay=False), help="Write the JSON report here.")
 @click.option("--junit", type=click.Path(dir_okay=False), help="Write JUnit XML here.")
-@click.option("--timeout", type=float, default=10.0, show_default=True, help="Seconds per request.")
+@click.option(
+    "--timeout",
+    type=Seconds(),
+    default=10.0,
+    show_default=True,
+    help="Seconds per request: above 0, at most 86400.",
+)
 @click.option("--no-goldens", is_flag=True, help="Do not compare with the reference's goldens.")
 @click.option(
     "--table",
@@ -85,8 +95,8 @@ def testee(factory):
 )
 @click.option(
     "--workdir",
-    type=click.Path(file_okay=False),
-    help="Scratch space (default: /dev/shm or the temp dir).",
+    type=click.Path(exists=True, file_okay=False, writable=True),
+    help="Scratch space, an existing directory (default: /dev/shm or the temp dir).",
 )
 @click.option(
     "--json", "as_json", is_flag=True, help="Print the JSON report on stdout instead of the table."
@@ -114,108 +124,190 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
     """
     if ctx.invoked_subcommand is not None:
         return
-    import json
     import sys
 
     from rich.markup import escape
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
     from klogspec.cli import stderr_console, stdout_console
 
-    from . import expected as xf
-    from .report import (
-        exit_status,
-        print_causes,
-        print_failures,
-        print_table,
-        to_json,
-        write_json,
-        write_junit,
-    )  # fmt: skip
-    from .runner import HarnessError
-    from .suite import run_suite, select
-    from .transport import CannotStart, resolve_impl
+    from .options import OptionError
 
     # klogspec's consoles: a closed pipe (`| head`) ends the run with status 0, not rich's 1
     err = stderr_console(emoji=False)
     out = stdout_console(emoji=False)
+    try:
+        status = _run_conformance(
+            err, out, impl=impl, transport=transport, only=only,
+            expected_failures=expected_failures, report=report, junit=junit, timeout=timeout,
+            no_goldens=no_goldens, table=table, trace=trace,
+            write_expected_failures=write_expected_failures, workdir=workdir,
+            as_json=as_json, cross_load=cross_load,
+        )  # fmt: skip
+    except OptionError as exc:
+        err.print(f"[red]error:[/] {escape(str(exc))}")
+        status = EXIT_USAGE
+    sys.exit(status)
 
-    def stop(message: str) -> None:
-        err.print(f"[red]error:[/] {escape(message)}")
-        sys.exit(EXIT_USAGE)
+
+def _stdout_failed(err, exc: OSError) -> int:
+    """stdout cannot be written (``> /dev/full``): one line on stderr, exit 2."""
+    from klogspec.cli import _silence_stdout
+
+    _silence_stdout()  # the interpreter's last flush has nowhere to fail
+    err.print(f"[red]error:[/] cannot write to stdout: {exc.strerror or type(exc).__name__}")
+    return EXIT_USAGE
+
+
+def _check_options(options: dict):
+    """Everything a run needs, checked before it starts: the implementations, the tests,
+    the expected-failure file, every output path. Raises OptionError."""
+    from . import expected as xf
+    from .diagnostics import printable
+    from .options import OptionError, check_output, read_input
+    from .suite import select
+    from .transport import CannotStart, resolve_impl
 
     try:
-        spec = resolve_impl(impl, transport)
-        cross_spec = None if cross_load is None else resolve_impl(cross_load)
+        spec = resolve_impl(options["impl"], options["transport"])
+        cross = options["cross_load"]
+        cross_spec = None if cross is None else resolve_impl(cross)
     except (ValueError, CannotStart) as exc:
-        stop(str(exc))
-    scenarios, unknown = select(only)
+        raise OptionError(str(exc)) from None
+    if any(not pattern.strip() for pattern in options["only"]):
+        raise OptionError("--only: an empty test ID or glob")
+    try:
+        scenarios, unknown = select(options["only"])
+    except ValueError as exc:
+        raise OptionError(f"--only {exc}") from None
     if unknown:
-        err.print(f"[red]error:[/] no test matches {', '.join(unknown)}")
-        sys.exit(EXIT_USAGE)
-    expectations, problems = xf.load(expected_failures)
-    if problems:
-        stop(f"{expected_failures}: " + "; ".join(problems))
+        raise OptionError(f"no test matches {', '.join(printable(u) for u in unknown)}")
+    expectations, path = {}, options["expected_failures"]
+    if path is not None:
+        expectations, problems = xf.parse(read_input(path, "--expected-failures"))
+        if problems:
+            raise OptionError(f"{path}: " + "; ".join(problems))
+    for option in ("report", "junit", "trace", "write_expected_failures"):
+        if options[option]:
+            check_output(options[option], "--" + option.replace("_", "-"))
+    return spec, cross_spec, scenarios, expectations
 
-    with Progress(
-        TextColumn("[bold]conformance[/] {task.description}"), BarColumn(), MofNCompleteColumn(),
-        TimeElapsedColumn(), console=err, transient=True, disable=not err.is_terminal,
-    ) as progress:  # fmt: skip
-        task = progress.add_task(spec.label, total=len(scenarios))
 
-        def on_result(outcome):
-            progress.advance(task)
-            if outcome.status in ("failed", "xpass", "xfail-mismatch", "xskip"):
-                label = "recommended" if outcome.failure_level == "SHOULD" else "FAIL"
-                progress.console.print(
-                    f"[red]{label}[/] {outcome.id} ({outcome.result.category or outcome.status})"
-                )
+def _run_conformance(err, out, **options) -> int:
+    """The run itself (``klogspec conformance``): its exit status."""
+    from .options import OptionError, TraceFile
+    from .report import exit_status
+    from .runner import HarnessError
+    from .suite import run_suite
+    from .transport import CannotStart
 
-        trace_file = None
-        try:
-            trace_file = open(trace, "w", encoding="utf-8") if trace else None  # noqa: SIM115
+    spec, cross_spec, scenarios, expectations = _check_options(options)
+    trace = TraceFile(options["trace"]) if options["trace"] else None
+    try:
+        with _progress(err, spec, len(scenarios)) as on_result:
             suite = run_suite(
-                spec, scenarios, expectations, timeout=timeout, goldens=not no_goldens,
-                workdir=workdir, on_result=on_result, trace=trace_file, cross_load=cross_spec,
+                spec, scenarios, expectations, timeout=options["timeout"],
+                goldens=not options["no_goldens"], workdir=options["workdir"],
+                on_result=on_result, trace=trace, cross_load=cross_spec,
             )  # fmt: skip
-        except (CannotStart, HarnessError, OSError) as exc:
-            progress.stop()
-            stop(str(exc))
-        finally:
-            if trace_file is not None:
-                trace_file.close()
-    data = to_json(suite, expected_failures)
-    if report:
-        write_json(data, report)
-    if junit:
-        write_junit(suite, junit)
-    if write_expected_failures:
+    except (CannotStart, HarnessError, OSError) as exc:
+        raise OptionError(str(exc)) from None
+    finally:
+        if trace is not None:
+            trace.close()
+    if len(suite.outcomes) != len(scenarios):  # never a pass with tests left unjudged
+        raise OptionError(
+            f"the run judged {len(suite.outcomes)} of the {len(scenarios)} selected tests"
+        )
+    try:
+        _print_run(suite, out, spec, cross_spec, options)
+        out.file.flush()
+    except BrokenPipeError:
+        raise
+    except OSError as exc:
+        return _stdout_failed(err, exc)
+    _write_outputs(suite, options)  # after the summary, which a failed write must not cost
+    return exit_status(suite)
+
+
+def _progress(err, spec, total: int):
+    """A progress bar on a terminal, and each failure as it happens; yields on_result."""
+    import contextlib
+
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+    from .diagnostics import printable
+
+    @contextlib.contextmanager
+    def bar():
+        with Progress(
+            TextColumn("[bold]conformance[/] {task.description}"), BarColumn(),
+            MofNCompleteColumn(), TimeElapsedColumn(), console=err, transient=True,
+            disable=not err.is_terminal,
+        ) as progress:  # fmt: skip
+            task = progress.add_task(printable(spec.label), total=total)
+
+            def on_result(outcome):
+                progress.advance(task)
+                if outcome.status in ("failed", "xpass", "xfail-mismatch", "xskip"):
+                    label = "recommended" if outcome.failure_level == "SHOULD" else "FAIL"
+                    progress.console.print(
+                        f"[red]{label}[/] {outcome.id} ({outcome.result.category or outcome.status})",
+                        markup=True, highlight=False,
+                    )  # fmt: skip
+
+            yield on_result
+
+    return bar()
+
+
+def _write_outputs(suite, options: dict) -> None:
+    """--report, --junit, --write-expected-failures; OptionError naming a file that fails."""
+    from . import expected as xf
+    from .options import write_output
+    from .report import json_bytes, junit_bytes, to_json
+
+    if options["report"]:
+        data = json_bytes(to_json(suite, options["expected_failures"]))
+        write_output(options["report"], "--report", data)
+    if options["junit"]:
+        write_output(options["junit"], "--junit", junit_bytes(suite))
+    if options["write_expected_failures"]:
         failed = [
             (o.id, o.result.category) for o in suite.outcomes if o.status in ("failed", "xfail")
         ]
-        from pathlib import Path
+        text = xf.render(failed).encode("utf-8")
+        write_output(options["write_expected_failures"], "--write-expected-failures", text)
 
-        Path(write_expected_failures).write_text(xf.render(failed), encoding="utf-8")
-    if as_json:
+
+def _print_run(suite, out, spec, cross_spec, options: dict) -> None:
+    """The run's output on stdout: the JSON report, or the table and the failures."""
+    import json
+
+    from .diagnostics import printable
+    from .report import print_causes, print_failures, print_table, to_json
+
+    if options["as_json"]:
+        data = to_json(suite, options["expected_failures"])
         out.print(json.dumps(data, indent=1), markup=False)
-    else:
-        hello = suite.hello or {}
-        out.print(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via {spec.transport}"
-                  f" (features: {', '.join(sorted(hello.get('features', []))) or 'none'})", markup=False)  # fmt: skip
-        print_causes(suite, out)
-        if cross_spec is not None:
-            out.print(f"cross-loaded by: {cross_spec.label}", markup=False)
-        if table != "none":
-            print_table(suite, out, only_failing=table == "failing")
-        print_failures(suite, out)
-        for problem in suite.list_problems:
-            out.print(f"[red]expected-failure file:[/] {problem}")
-        if suite.should_failures:
-            out.print(
-                f"{len(suite.should_failures)} recommended (SHOULD) failures do not fail the run"
-            )
-        out.print(suite.summary_line, markup=False, highlight=False)
-    sys.exit(exit_status(suite))
+        return
+    hello = suite.hello or {}
+    features = ", ".join(sorted(hello.get("features", []))) or "none"
+    out.print(
+        printable(f"implementation: {hello.get('name', '?')} {hello.get('version', '')} via "
+                  f"{spec.transport} (features: {features})", 400),
+        markup=False,
+    )  # fmt: skip
+    print_causes(suite, out)
+    if cross_spec is not None:
+        out.print(f"cross-loaded by: {printable(cross_spec.label)}", markup=False)
+    if options["table"] != "none":
+        print_table(suite, out, only_failing=options["table"] == "failing")
+    print_failures(suite, out)
+    for problem in suite.list_problems:
+        out.print(f"expected-failure file: {problem}", markup=False)
+    if suite.should_failures:
+        out.print(f"{len(suite.should_failures)} recommended (SHOULD) failures do not fail the run")
+    out.print(suite.summary_line, markup=False, highlight=False)
 
 
 @conformance.command("check")
@@ -272,7 +364,10 @@ def show_command(test_id, as_json):
 
     scenario = by_id().get(test_id)
     if scenario is None:
-        click.echo(f"error: no test {test_id} (`klogspec conformance list` lists them)", err=True)
+        from .diagnostics import printable
+
+        shown = printable(test_id)
+        click.echo(f"error: no test {shown} (`klogspec conformance list` lists them)", err=True)
         raise SystemExit(EXIT_USAGE)
     if as_json:
         click.echo(json.dumps({**scenario.to_data(), "level": scenario.level}, indent=1))
@@ -314,7 +409,15 @@ def golden_regenerate(out, as_json):
     from .goldens import golden_dir, regenerate
 
     target = Path(out) if out else golden_dir()
-    manifest = regenerate(target)
+    refused = _not_goldens(target)
+    if refused:
+        click.echo(f"error: --out {target}: {refused}", err=True)
+        raise SystemExit(EXIT_USAGE)
+    try:
+        manifest = regenerate(target)
+    except OSError as exc:
+        click.echo(f"error: --out {target}: cannot be written: {exc.strerror or exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
     size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
     scenarios, corrupt = len(manifest["scenarios"]), len(manifest["corrupt"])
     if as_json:
@@ -325,6 +428,16 @@ def golden_regenerate(out, as_json):
         )
     else:
         click.echo(f"{scenarios} scenarios, {corrupt} corrupt fixtures, {size} bytes in {target}")
+
+
+def _not_goldens(target) -> str | None:
+    """Why ``golden regenerate`` must not replace ``target`` (it deletes what is there):
+    only a missing path, an empty directory or a directory of goldens (a manifest.json)."""
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        return "is not a directory"
+    if target.is_dir() and any(target.iterdir()) and not (target / "manifest.json").is_file():
+        return "is a directory that holds no goldens (no manifest.json): it is not replaced"
+    return None
 
 
 @golden.command("check")
@@ -351,23 +464,42 @@ def golden_check(as_json):
 
 @conformance.command("requirements")
 @click.option(
-    "--out", type=click.Path(dir_okay=False), help="Write here (default: docs/requirements.md)."
+    "--write",
+    "write",
+    is_flag=True,
+    help="Write the table to docs/requirements.md of this checkout (or --out) instead of printing it.",
+)
+@click.option(
+    "--out", type=click.Path(dir_okay=False), help="With --write or --check: this file instead."
 )
 @click.option("--check", is_flag=True, help="Exit 1 when the file differs from a fresh generation.")
-def requirements_command(out, check):
-    """Generate the requirement table: rule, level, scenarios, reference code."""
+def requirements_command(write, out, check):
+    """Print the requirement table: rule, level, scenarios, reference code (markdown).
+
+    Nothing is written unless asked: --write writes docs/requirements.md (what the project's
+    docs are built from), --check compares it with a fresh generation."""
     from pathlib import Path
 
     from .traceability import requirement_table, requirements_doc_path
 
-    path = Path(out) if out else requirements_doc_path()
     text = requirement_table()
+    path = Path(out) if out else requirements_doc_path()
     if check:
         fresh = path.is_file() and path.read_text(encoding="utf-8") == text
         click.echo(
-            f"{path}: {'fresh' if fresh else 'stale: run `klogspec conformance requirements`'}"
+            f"{path}: "
+            + ("fresh" if fresh else "stale: run `klogspec conformance requirements --write`")
         )
         raise SystemExit(EXIT_OK if fresh else EXIT_FAIL)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(text, encoding="utf-8")
+    if not write:
+        if out:
+            raise click.UsageError("--out needs --write or --check")
+        click.echo(text, nl=False)
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        click.echo(f"error: {path}: cannot be written: {exc.strerror or exc}", err=True)
+        raise SystemExit(EXIT_USAGE) from None
     click.echo(f"wrote {path}")

@@ -36,6 +36,7 @@ testee are not recorded among the scenario's responses.
 
 from __future__ import annotations
 
+from .diagnostics import MAX_TAIL, printable
 from .epilogue import RunEpilogue, describe_read, full_read, shown
 from .transport import DEFAULT_TIMEOUT_S, ImplSpec, TesteeFailure
 
@@ -76,7 +77,9 @@ class CrossLoader:
                 return
             self._load_and_compare(run, record)
         except TesteeFailure as exc:
-            detail = f" [{exc.detail[-600:]}]" if exc.detail else ""
+            detail = (
+                f" [{printable(exc.detail, MAX_TAIL, 'end', lines=True)}]" if exc.detail else ""
+            )
             self._fail(
                 run,
                 f"{exc.kind}: {exc.message}{detail}",
@@ -93,7 +96,7 @@ class CrossLoader:
     def _load_and_compare(self, run: RunEpilogue, record) -> None:
         response = self.driver.request("open", dict(run.open_wire), run.now)
         if not response.ok:
-            self._fail(run, f"open was refused with {response.code} ({response.message[:200]}); the implementation under test loads it", OPEN_REQS, f"open refused with {response.code}")  # fmt: skip
+            self._fail(run, f"open was refused with {response.code} ({printable(response.message)}); the implementation under test loads it", OPEN_REQS, f"open refused with {response.code}")  # fmt: skip
             return
         theirs, ours = response.result, record.state
         for key, reqs in COMPARED.items():

@@ -16,6 +16,8 @@ the step and the operation, and shows both sides faithfully:
 from __future__ import annotations
 
 import json
+import re
+import unicodedata
 from collections.abc import Iterable
 
 from .file_names import expand_name
@@ -27,6 +29,31 @@ OP_KEYS = (  # the keys of a scenario step that name an operation
     "close", "crash",
 )  # fmt: skip
 MAX_SHOWN = 300  # characters of one value in a message
+MAX_ECHOED = 200  # characters of a testee's error message echoed in a failure
+MAX_TAIL = 600  # characters of a testee's stderr tail echoed in a failure
+# C0 and C1 controls, DEL, and the format characters that reorder text on a terminal
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
+
+
+def printable(text: str, limit: int = MAX_ECHOED, keep: str = "start", lines: bool = False) -> str:
+    """Text a testee chose (stderr, an error message), safe to echo on a terminal: every
+    control character escaped as ``\\xNN``/``\\uNNNN`` (a terminal escape is shown, never
+    obeyed; with ``lines`` a newline is kept), then cut to ``limit`` characters, keeping its
+    ``start`` or its ``end`` (a tail), with ``...`` where it was cut (issue 20 §1)."""
+    escaped = (
+        "\n".join(_CONTROL.sub(_escape, part) for part in text.split("\n"))
+        if lines
+        else _CONTROL.sub(_escape, text)
+    )
+    escaped = "".join(c if unicodedata.category(c) not in ("Cs", "Co") else "?" for c in escaped)
+    if len(escaped) <= limit:
+        return escaped
+    return "..." + escaped[-limit:] if keep == "end" else escaped[:limit] + "..."
+
+
+def _escape(match: re.Match) -> str:
+    code = ord(match.group())
+    return f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}"
 
 
 def show(value) -> str:
@@ -37,7 +64,7 @@ def show(value) -> str:
         text = json.dumps(value, ensure_ascii=False, separators=(", ", ": "), sort_keys=True)
     except (TypeError, ValueError):
         text = str(value)
-    return _shorten(text)
+    return _shorten(_CONTROL.sub(_escape, text))
 
 
 def _shorten(text: str, limit: int = MAX_SHOWN) -> str:

@@ -31,6 +31,7 @@ from reference_impl.formats.index_entries import (
 from reference_impl.formats.producer_snapshot import read_snapshot
 from reference_impl.records import iter_batches
 
+from . import scratch
 from .diagnostics import names, show
 from .file_names import expand_name, segment_file
 
@@ -58,15 +59,11 @@ TEXT_FILES = {
 }
 
 
-def snapshot(root: Path) -> dict[str, bytes]:
-    """Every file under ``root``: relative POSIX path -> bytes."""
-    if not root.exists():
-        return {}
-    return {
-        p.relative_to(root).as_posix(): p.read_bytes()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
+def snapshot(root: Path, anchor: Path | None = None) -> dict[str, bytes]:
+    """Every file under ``root``: relative POSIX path -> bytes. Only regular files inside
+    ``anchor`` (the scenario's directory, by default ``root``'s parent) are read, never
+    through a link (scratch.py); anything else raises scratch.UnsafeFile."""
+    return scratch.snapshot(root, root.parent if anchor is None else anchor)
 
 
 def feature_of(name: str) -> str | None:
@@ -473,15 +470,10 @@ def check_files(
     problems: list[FileProblem] = []
 
     def path(name: str) -> Path:
-        return (
-            (pdir / expand_name(name)).resolve()
-            if not name.startswith("../")
-            else (root / name[3:])
-        )
+        return pdir / expand_name(name) if not name.startswith("../") else root / name[3:]
 
-    def read(name: str) -> bytes | None:
-        p = path(name)
-        return p.read_bytes() if p.is_file() else None
+    def read(name: str) -> bytes | None:  # regular files only, never through a link
+        return scratch.read_if_file(path(name), root.parent)
 
     def problem(key: str, name: str | None, message: str) -> None:
         shown = None if name is None else (name if name.startswith("../") else expand_name(name))
@@ -490,9 +482,8 @@ def check_files(
     if "exactly" in spec:
         want = sorted(expand_name(n) for n in spec["exactly"] if is_visible(n, features))
         have = sorted(
-            p.name for p in (pdir.iterdir() if pdir.exists() else ()) if p.is_file()
-            if is_visible(p.name, features)
-        )  # fmt: skip
+            n for n in scratch.regular_names(pdir, root.parent) if is_visible(n, features)
+        )
         for name in sorted(set(want) - set(have)):
             problem(
                 "exactly-missing",
@@ -513,7 +504,7 @@ def check_files(
         if read(name) is None:
             problem("exist", name, f"{expand_name(name)}: missing")
     for name in filter(judged, spec.get("absent", ())):
-        if path(name).exists():
+        if scratch.status(path(name), root.parent) != "absent":
             problem("absent", name, f"{expand_name(name)}: should not exist")
     for name, size in (spec.get("size") or {}).items():
         if not judged(name):
@@ -592,7 +583,7 @@ def check_files(
         have = sorted(
             base
             for base, kind, marker in (
-                segment_file(p.name) for p in (pdir.iterdir() if pdir.exists() else ())
+                segment_file(name) for name in scratch.regular_names(pdir, root.parent)
             )
             if kind == "snapshot" and not marker
         )

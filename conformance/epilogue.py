@@ -41,7 +41,8 @@ from dataclasses import dataclass, field
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
-from . import disk
+from . import disk, scratch
+from .diagnostics import printable
 from .golden_files import file_entries
 from .transport import TesteeFailure
 
@@ -144,7 +145,7 @@ class RunEpilogue:
             self._epilogue_fail(
                 f"unexpected_error:{response.code}",
                 "reopen",
-                f"a clean load was refused with {response.code} ({response.message[:200]})",
+                f"a clean load was refused with {response.code} ({printable(response.message)})",
                 LOAD_REQS,
                 f"a clean load was refused with {response.code}",
             )
@@ -180,8 +181,8 @@ class RunEpilogue:
         """Every file of the log directory, or None (a failure) when the testee left
         something the harness cannot read (a directory where a file was, no permission)."""
         try:
-            return disk.snapshot(self.root)
-        except OSError as exc:
+            return disk.snapshot(self.root, self.anchor)
+        except (OSError, scratch.UnsafeFile) as exc:
             self._epilogue_fail(
                 "files",
                 phase,
@@ -206,7 +207,7 @@ class RunEpilogue:
     def _epilogue_close(self, phase: str) -> bool:
         response = self._epilogue_request("close", {})
         if not response.ok:
-            self._epilogue_fail(f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({response.message[:200]})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
+            self._epilogue_fail(f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({printable(response.message)})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
             return False
         self.log_open, self.closed = False, True
         return True

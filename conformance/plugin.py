@@ -49,7 +49,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
     group.addoption(
         "--klogspec-timeout",
-        type=float,
+        type=_seconds,
         default=10.0,
         metavar="SECONDS",
         help="how long a testee may take to answer one request",
@@ -61,6 +61,18 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="a second implementation that loads every directory the first leaves (as "
         "klogspec conformance --cross-load)",
     )
+
+
+def _seconds(value: str) -> float:
+    """--klogspec-timeout, bounded as klogspec conformance --timeout (options.Seconds)."""
+    import argparse
+
+    from .options import Seconds
+
+    try:
+        return Seconds().convert(value, None, None)
+    except Exception as exc:  # click's BadParameter: argparse reports it as a usage error
+        raise argparse.ArgumentTypeError(getattr(exc, "message", str(exc))) from None
 
 
 def _impls(config: pytest.Config) -> list[tuple[str, str | None]]:
@@ -75,7 +87,10 @@ def pytest_generate_tests(metafunc: pytest.Metafunc) -> None:
         return
     from .suite import select
 
-    scenarios, unknown = select(metafunc.config.getoption("klogspec_only"))
+    try:
+        scenarios, unknown = select(metafunc.config.getoption("klogspec_only"))
+    except ValueError as exc:  # a milestone:N that is not one
+        raise pytest.UsageError(f"--klogspec-only {exc}") from None
     if unknown:
         raise pytest.UsageError(f"--klogspec-only: no test matches {', '.join(unknown)}")
     impls = _impls(metafunc.config)
@@ -122,14 +137,28 @@ def klogspec_runners(request: pytest.FixtureRequest):
     runners.close()
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Read --klogspec-expected-failures once, before any test: a bad file is one usage
+    error, as for klogspec conformance (a regular UTF-8 file of at most 1 MiB)."""
+    from . import expected
+    from .options import OptionError, read_input
+
+    config._klogspec_expected = {}
+    path = config.getoption("klogspec_expected_failures", None)
+    if path is None:
+        return
+    try:
+        found, problems = expected.parse(read_input(path, "--klogspec-expected-failures"))
+    except OptionError as exc:
+        raise pytest.UsageError(str(exc)) from None
+    if problems:
+        raise pytest.UsageError(f"{path}: " + "; ".join(problems))
+    config._klogspec_expected = found
+
+
 @pytest.fixture(scope="session")
 def klogspec_expected(request: pytest.FixtureRequest) -> dict:
-    from . import expected
-
-    found, problems = expected.load(request.config.getoption("klogspec_expected_failures"))
-    if problems:
-        raise pytest.UsageError("; ".join(problems))
-    return found
+    return request.config._klogspec_expected
 
 
 class Case:

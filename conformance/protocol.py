@@ -30,6 +30,12 @@ from typing import Any
 from reference_impl.errors import OPERATION_ERROR_CODES
 
 PROTOCOL_VERSION = 1
+# PROTO-5, what the harness accepts from a testee (protocol.md "Limits"): a longer line or a deeper
+# value fails the test as a protocol error, so no answer can exhaust the harness's memory
+# or recursion. The largest answer of the suite, a read of 1 MiB, is about 1.4 MB of JSON;
+# the deepest, a state with its segments, nests 4 levels.
+MAX_LINE_BYTES = 16 << 20  # bytes of one response line, its newline excluded
+MAX_DEPTH = 32  # levels of arrays and objects in one response, the response itself 1
 
 OPS = (
     "hello",
@@ -109,6 +115,20 @@ def schema_errors(instance: Any, name: str, pointer: str = "") -> list[str]:
     ``/$defs/read_result``), as ``path: message`` strings; empty when valid."""
     errors = sorted(_validator(name, pointer).iter_errors(instance), key=lambda e: list(e.path))
     return [f"{'/'.join(str(p) for p in e.absolute_path) or '(root)'}: {e.message}" for e in errors]
+
+
+def nesting_errors(value: Any, depth: int = 1, limit: int = MAX_DEPTH) -> list[str]:
+    """One problem when ``value`` (at ``depth``) nests arrays and objects deeper than
+    ``limit``; checked without recursion, before the schemas (whose validator recurses)."""
+    stack = [(value, depth)]
+    while stack:
+        item, level = stack.pop()
+        if isinstance(item, dict | list):
+            if level > limit:
+                return [f"(root): nests deeper than {limit} levels (the protocol's nesting limit)"]
+            children = item.values() if isinstance(item, dict) else item
+            stack.extend((child, level + 1) for child in children)
+    return []
 
 
 def request_errors(request: dict) -> list[str]:

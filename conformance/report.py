@@ -20,6 +20,7 @@ _STYLE = {
     "recommended": "yellow",
     "xfail": "cyan",
     "skipped": "dim",
+    "not judged": "magenta",
 }
 
 
@@ -78,14 +79,23 @@ def to_json(suite: SuiteResult, expected_file: str | None = None) -> dict:
     return report
 
 
-def write_json(report: dict, path: str | Path) -> None:
+def json_bytes(report: dict) -> bytes:
+    """The JSON report, checked against its schema."""
     problems = schema_errors(report, "report.schema.json")
     if problems:  # the harness's own bug
         raise RuntimeError(f"the report breaks its schema: {problems[:5]}")
-    Path(path).write_text(json.dumps(report, indent=1) + "\n", encoding="utf-8")
+    return (json.dumps(report, indent=1) + "\n").encode("utf-8")
+
+
+def write_json(report: dict, path: str | Path) -> None:
+    Path(path).write_bytes(json_bytes(report))
 
 
 def write_junit(suite: SuiteResult, path: str | Path) -> None:
+    Path(path).write_bytes(junit_bytes(suite))
+
+
+def junit_bytes(suite: SuiteResult) -> bytes:
     """JUnit XML: one testcase per scenario; expected failures and skips as skipped; a
     SHOULD-only failure is a failure of type ``recommended``."""
     failures = suite.count("failed", "xpass", "xfail-mismatch", "xskip")
@@ -119,7 +129,7 @@ def write_junit(suite: SuiteResult, path: str | Path) -> None:
             message = o.note or (r.failures[0].message if r.failures else o.status)
             element = ET.SubElement(case, "failure", type=kind, message=message[:500])
             element.text = "\n".join(f.render() for f in r.failures)
-    ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+    return ET.tostring(root, encoding="utf-8", xml_declaration=True)
 
 
 TABLE_COLUMNS = (  # header, row key, justify: fits 80 columns with the longest rule IDs
@@ -130,6 +140,7 @@ TABLE_COLUMNS = (  # header, row key, justify: fits 80 columns with the longest 
     ("fail", "failed", "right"),
     ("skip", "skipped", "right"),
     ("xfail", "expected_failures", "right"),
+    ("n/j", "not_judged", "right"),  # not judged: the scenario stopped before the rule
     ("status", "status", "left"),
 )
 
@@ -139,7 +150,7 @@ def print_table(suite: SuiteResult, console: Console, only_failing: bool = False
     rows = [
         row
         for row in requirement_rows(suite)
-        if not only_failing or row["status"] not in ("pass", "skipped")
+        if not only_failing or row["status"] not in ("pass", "skipped", "not judged")
     ]
     if only_failing and not rows:
         return

@@ -42,15 +42,17 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import parse_partition_dir_name
 from reference_impl.records import iter_batches
 
-from . import check_rules, disk
+from . import check_rules, disk, scratch
 from .batches import build_all
 from .crossload import CrossLoader
 from .diagnostics import (
+    MAX_TAIL,
     OP_KEYS,
     bytes_difference,
     describe_damage,
     describe_step,
     names,
+    printable,
     show,
     text_difference,
 )
@@ -155,6 +157,17 @@ class Result:
     corrupt_files: dict[str, bytes] | None = None
     closed: bool = False
     epilogue: EpilogueRecord | None = None
+    stopped_at: int | None = None  # the step (Failure.step's numbering) the run ended at early
+
+    def judged(self, step_number: int | None) -> bool:
+        """Whether the run got as far as step ``step_number`` (None: the scenario's end,
+        where its own requirements are checked): a scenario that stopped at step 0 judged
+        none of its later steps' rules (issue 20 §5)."""
+        if self.status == "skipped":
+            return False
+        if self.stopped_at is None:
+            return True
+        return step_number is not None and step_number <= self.stopped_at
 
     @property
     def failed_requirements(self) -> list[str]:
@@ -224,6 +237,7 @@ class Run(RunEpilogue):
     ):
         self.s = scenario
         self.driver = driver
+        self.anchor = workdir  # the scenario's directory: no file operation leaves it
         self.root = workdir / "logs"
         self.pdir = self.root / scenario.partition
         self.golden = golden
@@ -246,6 +260,7 @@ class Run(RunEpilogue):
         self.open_wire: dict = {}  # the last successful open's request (the epilogue's reopen)
         self.epilogue: EpilogueRecord | None = None
         self.steps_closed = False  # the steps ended with a successful close
+        self.steps_done = False  # every step ran (else the run stopped at step_index)
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
@@ -298,6 +313,7 @@ class Run(RunEpilogue):
                 self.last_operation = self.operation
             if "crash" in step or "damage" in step:
                 self.recovered = True
+        self.steps_done = True
         self.step_index, self.operation = None, "the end of the scenario"
         if not self.apply({}, self.final_checks):
             return
@@ -314,6 +330,8 @@ class Run(RunEpilogue):
             action()
         except StepError as exc:
             self.fail("harness_step", str(exc), self.reqs(step), cause=exc.cause)
+        except scratch.UnsafeFile as exc:
+            self.fail("harness_step", self._unsafe(exc), self.reqs(step), cause=exc.cause)
         except OSError as exc:
             where = self._relative(exc.filename)
             self.fail(
@@ -352,17 +370,22 @@ class Run(RunEpilogue):
             for damage in step["damage"]:
                 self._damage(damage)
             if self.corrupt_files is None:
-                self.corrupt_files = disk.snapshot(self.root)
+                self.corrupt_files = disk.snapshot(self.root, self.anchor)
         elif "set_mtime" in step:
             ns = step["set_mtime"]["ms"] * 1_000_000
             path = self._path(step["set_mtime"]["file"])
-            if not path.is_file():
-                reason = self._absent(path) if not path.exists() else "is not a regular file"
+            what = scratch.status(path, self.anchor)
+            if what is not None:
+                reason = (
+                    self._absent(path) if what == "absent" else f"is {what}, not a regular file"
+                )
                 raise StepError(
                     f"sets the modification time of {self._shown(path)}, but it {reason}",
-                    "set_mtime of a file the testee did not write",
+                    "set_mtime of a file the testee did not write"
+                    if what == "absent"
+                    else "set_mtime of a file that is not a regular file",
                 )
-            os.utime(path, ns=(ns, ns))
+            scratch.set_mtime(path, self.anchor, ns)
         elif "snapshot" in step:
             self.snapshots[step["snapshot"]] = self._files()
         elif "files" in step:
@@ -385,7 +408,11 @@ class Run(RunEpilogue):
         """One damage operation; a file it needs that the testee did not write fails the
         test, naming the operation and the file."""
         try:
-            apply_damage(self.root, self.pdir, damage, self.now)
+            apply_damage(self.root, self.pdir, damage, self.now, self.anchor)
+        except scratch.UnsafeFile as exc:
+            raise StepError(
+                f"{describe_damage(damage)}, but {self._unsafe(exc)}", exc.cause
+            ) from exc
         except OSError as exc:
             path = Path(os.fsdecode(exc.filename)) if exc.filename else None
             reason = self._absent(path) if path and exc.errno == errno.ENOENT else os_reason(exc)
@@ -394,6 +421,10 @@ class Run(RunEpilogue):
                 f"{describe_damage(damage)}, but {shown}{reason}",
                 f"damage needs a file that {'the testee did not write' if exc.errno == errno.ENOENT else os_reason(exc)}",
             ) from exc
+
+    def _unsafe(self, exc: scratch.UnsafeFile) -> str:
+        """An UnsafeFile's message, the file named as the other failures name files."""
+        return exc.shown(self._shown(self.anchor / exc.name))
 
     def _shown(self, path: Path) -> str:
         return self._relative(path) or str(path)
@@ -418,9 +449,7 @@ class Run(RunEpilogue):
         )  # fmt: skip
         if not problems:
             return
-        live = (
-            [disk.segment_file(p.name) for p in self.pdir.iterdir()] if self.pdir.is_dir() else []
-        )
+        live = [disk.segment_file(n) for n in scratch.regular_names(self.pdir, self.anchor)]
         active = max((b for b, k, m in live if k == "log" and not m), default=None)
         for problem in problems:
             base, kind, marker = disk.segment_file(problem.file or "")
@@ -430,13 +459,13 @@ class Run(RunEpilogue):
                 recovered=self.recovered,
                 trimmed=self.closed or (base is not None and base != active),
                 created_with_log=base == 0 and "MODEL-2" in self.s.requirements,
-                empty=path is not None and path.is_file() and path.stat().st_size == 0,
+                empty=path is not None and self._read(path) == b"",
             )  # fmt: skip
             subject = f".{kind}{marker}" if kind else (problem.file or "").rpartition("/")[2]
             rules, cause = reqs, f"files: {problem.key} {subject}".rstrip()
             if problem.key == "text" and subject == "leader-epoch-checkpoint":
                 want = step["files"]["text"][subject].encode()
-                mine = path.read_bytes() if path is not None and path.is_file() else None
+                mine = self._read(path) if path is not None else None
                 if mine is not None and _epoch_entries(mine) == _epoch_entries(want) is not None:
                     rules, cause = check_rules.EPOCH_FORMAT, f"{subject}: format (the same entries)"
             self.fail("files", problem.message, rules, cause=cause, choice=choice)
@@ -457,7 +486,11 @@ class Run(RunEpilogue):
 
     def _files(self) -> dict[str, bytes]:
         """Every file under the log directory this testee is judged on (disk.visible)."""
-        return disk.visible(disk.snapshot(self.root), self.features)
+        return disk.visible(disk.snapshot(self.root, self.anchor), self.features)
+
+    def _read(self, path: Path) -> bytes | None:
+        """A regular file's bytes (None: absent or a directory), never through a link."""
+        return scratch.read_if_file(path, self.anchor)
 
     def _path(self, name: str) -> Path:
         return (
@@ -531,7 +564,7 @@ class Run(RunEpilogue):
                     cause=f"{op}: refused with {response.code}, expected {wanted}",
                 )  # fmt: skip
         elif not response.ok:
-            said = f" ({response.message[:200]})" if response.message else ""
+            said = f" ({printable(response.message)})" if response.message else ""
             self.fail(
                 f"unexpected_error:{response.code}", f"refused with {response.code}{said}", reqs,
                 cause=f"{op}: refused with {response.code}",
@@ -717,7 +750,7 @@ class Run(RunEpilogue):
 
     # --- the end ---
     def final_checks(self) -> None:
-        self.final_files = disk.snapshot(self.root)
+        self.final_files = disk.snapshot(self.root, self.anchor)
         files = disk.visible(self.final_files, self.features)
         partition_files = {
             name.partition("/")[2]: data
@@ -952,29 +985,23 @@ def _batch_difference(view: dict, want: dict) -> tuple[list[str], str]:
     return [], f"{view['size']} bytes, the reference's {want['size']} (after the batches)"
 
 
-def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
-    """One damage operation of a scenario (schema: #/$defs/damage)."""
+def apply_damage(
+    root: Path, pdir: Path, damage: dict, now_ms: int = 0, anchor: Path | None = None
+) -> None:
+    """One damage operation of a scenario (schema: #/$defs/damage). Only regular files
+    inside ``anchor`` (the scenario's directory; ``root``'s parent by default) are read or
+    written, never through a link (scratch.py): anything else raises scratch.UnsafeFile."""
+    anchor = root.parent if anchor is None else anchor
 
     def resolve(name: str) -> Path:
         return root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
 
-    def special(p: Path) -> None:
-        """A FIFO or a device would block or worse: only regular files are read or written."""
-        if p.exists() and not p.is_file() and not p.is_dir():
-            raise StepError(
-                f"{describe_damage(damage)}, but {p.name} is not a regular file",
-                "damage of a file that is not a regular file",
-            )
-
     path = resolve(damage["file"])
-    special(path)
-    if "copy_from" in damage:
-        special(resolve(damage["copy_from"]))
     if damage.get("delete"):
-        path.unlink(missing_ok=True)
+        scratch.unlink(path, anchor)
         return
     if damage.get("make_dir"):
-        path.mkdir(parents=True, exist_ok=True)
+        scratch.make_dirs(path, anchor)
         return
     if (
         "write_hex" in damage
@@ -987,12 +1014,12 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
         elif "write_text" in damage:
             data = damage["write_text"].encode()
         elif "copy_from" in damage:
-            data = resolve(damage["copy_from"]).read_bytes()
+            data = scratch.read_bytes(resolve(damage["copy_from"]), anchor)
         else:
             data = b"".join(build_all(damage["write_batches"], now_ms))
-        path.write_bytes(data)
+        scratch.write_bytes(path, anchor, data)
         return
-    data = bytearray(path.read_bytes())
+    data = bytearray(scratch.read_bytes(path, anchor))
 
     def at(position: int) -> int:
         found = position if position >= 0 else len(data) + position
@@ -1016,7 +1043,7 @@ def apply_damage(root: Path, pdir: Path, damage: dict, now_ms: int = 0) -> None:
         data += bytes.fromhex(damage["append_hex"])
     elif "append_zeros" in damage:
         data += bytes(damage["append_zeros"])
-    path.write_bytes(bytes(data))
+    scratch.write_bytes(path, anchor, bytes(data))
 
 
 class HarnessError(Exception):
@@ -1065,7 +1092,8 @@ class Runner:
             features = self.features()
         except TesteeFailure as exc:
             failure = Failure(exc.kind, f"hello: {exc.message}", list(scenario.requirements))
-            return Result(scenario, "failed", [failure], duration_s=time.perf_counter() - started)
+            elapsed = time.perf_counter() - started
+            return Result(scenario, "failed", [failure], duration_s=elapsed, stopped_at=-1)
         missing = sorted(scenario.needs - features)
         if missing:
             return Result(
@@ -1081,7 +1109,9 @@ class Runner:
         try:
             run.run()
         except TesteeFailure as exc:
-            detail = f" [{exc.detail[-600:]}]" if exc.detail else ""
+            detail = (
+                f" [{printable(exc.detail, MAX_TAIL, 'end', lines=True)}]" if exc.detail else ""
+            )
             step = (
                 run.s.steps[run.step_index]
                 if run.step_index is not None and run.step_index >= 0
@@ -1103,10 +1133,11 @@ class Runner:
             corrupt_files=run.corrupt_files,
             closed=run.steps_closed,
             epilogue=run.epilogue,
+            stopped_at=None if run.steps_done else _step_number(run.step_index),
         )
         if self.keep_files:
             result.final_files = (
-                run.final_files if run.final_files is not None else disk.snapshot(run.root)
+                run.final_files if run.final_files is not None else _kept_files(run)
             )
         shutil.rmtree(workdir, ignore_errors=True)
         return result
@@ -1116,3 +1147,17 @@ class Runner:
         if self.cross_loader is not None:
             self.cross_loader.close()
         shutil.rmtree(self.workdir, ignore_errors=True)
+
+
+def _step_number(step_index: int | None) -> int:
+    """Failure.step's number of a step index (-1, the scenario's own open, is step 0)."""
+    return 0 if step_index is None else step_index + 1
+
+
+def _kept_files(run: Run) -> dict[str, bytes]:
+    """The files a run left (``keep_files``); none when the testee left something the
+    harness does not open (its test has failed for it)."""
+    try:
+        return disk.snapshot(run.root, run.anchor)
+    except (scratch.UnsafeFile, OSError):
+        return {}

@@ -12,6 +12,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from . import expected as xf
+from . import milestones
 from .crossload import CrossLoader
 from .goldens import load_manifest_entries
 from .runner import Result, Runner
@@ -75,14 +76,19 @@ class SuiteResult:
 
 
 def select(patterns: Iterable[str] | None) -> tuple[list[Scenario], list[str]]:
-    """Scenarios whose ID equals, or matches as a glob, one of ``patterns`` (all when none);
-    and the patterns that matched nothing."""
+    """Scenarios whose ID equals, or matches as a glob, one of ``patterns`` (all when none),
+    ``milestone:N`` standing for milestones 1 to N (milestones.py); and the patterns that
+    matched nothing."""
     scenarios = list(load_all())
     patterns = [p for pattern in patterns or () for p in pattern.split(",") if p]
     if not patterns:
         return scenarios, []
     chosen, unknown = [], []
     for pattern in patterns:
+        number = milestones.parse(pattern)  # ValueError for a milestone that is not one
+        if number is not None:
+            chosen += milestones.up_to(number)
+            continue
         matched = [s for s in scenarios if s.id == pattern or fnmatch.fnmatchcase(s.id, pattern)]
         if not matched:
             unknown.append(pattern)
@@ -149,22 +155,21 @@ def requirement_rows(suite: SuiteResult) -> list[dict]:
     """One row per requirement the run's scenarios cite or a failure names: how its
     scenarios went. A scenario counts under every rule it cites or failed; a failed rule
     is ``fail`` when some failure naming it is MUST, else ``recommended`` (a failure whose
-    expectation rests on a SHOULD choice is SHOULD whatever the rules it names)."""
+    expectation rests on a SHOULD choice is SHOULD whatever the rules it names). A rule is
+    ``passed`` only where it was judged: a scenario that stopped at an earlier step (its
+    open failed, the testee crashed) never reached the steps citing it, nor its end
+    (Result.judged), and counts as ``not_judged`` there (issue 20 §5)."""
     levels = load_requirements()
     rows: dict[str, dict] = {}
     for outcome in suite.outcomes:
-        s = outcome.result.scenario
-        cited = set(s.requirements)
-        for step in s.steps:
-            cited |= set(step.get("reqs", ()))
         failed = set(outcome.result.failed_requirements)
         must = {r for f in outcome.result.failures if f.level == "MUST" for r in f.requirements}
-        for req in cited | failed:
+        for req, judged in _cited(outcome.result).items():
             row = rows.setdefault(
                 req,
                 {"id": req, "level": levels.get(req, {}).get("level", "?"), "scenarios": 0,
                  "passed": 0, "failed": 0, "skipped": 0, "expected_failures": 0,
-                 "must_failed": False},
+                 "not_judged": 0, "must_failed": False},
             )  # fmt: skip
             row["scenarios"] += 1
             if outcome.status == "skipped" or outcome.status == "xskip":
@@ -174,19 +179,35 @@ def requirement_rows(suite: SuiteResult) -> list[dict]:
             elif req in failed:
                 row["failed"] += 1
                 row["must_failed"] |= req in must
-            else:
+            elif judged:
                 row["passed"] += 1
+            else:
+                row["not_judged"] += 1
     for row in rows.values():
-        must_failed = row.pop("must_failed")
-        if row["failed"]:
-            row["status"] = "fail" if must_failed else "recommended"
-        elif row["passed"]:
-            row["status"] = "pass"
-        elif row["expected_failures"]:
-            row["status"] = "xfail"
-        else:
-            row["status"] = "skipped"
+        row["status"] = _row_status(row, row.pop("must_failed"))
     return [rows[k] for k in sorted(rows, key=_req_key)]
+
+
+def _cited(result: Result) -> dict[str, bool]:
+    """Every rule a result cites or failed -> whether the run reached a place citing it:
+    the scenario's own rules at its end, a step's ``reqs`` at that step."""
+    s = result.scenario
+    judged = dict.fromkeys(s.requirements, result.judged(None))
+    for number, step in enumerate(s.steps, 1):
+        for req in step.get("reqs", ()):
+            judged[req] = judged.get(req, False) or result.judged(number)
+    for req in result.failed_requirements:
+        judged[req] = True
+    return judged
+
+
+def _row_status(row: dict, must_failed: bool) -> str:
+    if row["failed"]:
+        return "fail" if must_failed else "recommended"
+    for key, status in (("passed", "pass"), ("expected_failures", "xfail"), ("not_judged", "not judged")):  # fmt: skip
+        if row[key]:
+            return status
+    return "skipped"
 
 
 def common_causes(suite: SuiteResult, least: int = 2) -> list[dict]:

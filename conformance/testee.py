@@ -77,7 +77,15 @@ def main(argv: list[str] | None = None) -> None:
         sys.exit("usage: python -m conformance.testee [--factory module:attr]")
     from .transport import load_factory
 
-    serve(load_factory(factory_path)())
+    try:
+        adapter = load_factory(factory_path)()
+    except (Exception, SystemExit) as exc:  # noqa: BLE001 - the factory is the user's code
+        from .diagnostics import printable
+
+        said = printable(f"{type(exc).__name__}: {exc}")
+        print(f"error: the factory {factory_path} made no implementation: {said}", file=sys.stderr)
+        sys.exit(2)
+    serve(adapter)
 
 
 if __name__ == "__main__":

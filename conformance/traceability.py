@@ -1,6 +1,6 @@
 """Requirement to scenario to reference code: the table of docs/requirements.md.
 
-``klogspec conformance requirements`` writes it; a test fails when it is stale, when a
+``klogspec conformance requirements`` prints it and ``--write`` writes it; a test fails when it is stale, when a
 MUST or SHOULD rule of the behaviour pages has no scenario, or when a scenario names an
 ID that spec/requirements.yaml does not have.
 """
@@ -43,7 +43,7 @@ OUT_OF_CONTRACT = {
 # exchange of every scenario, and tests/conformance tests the harness on them.
 CONTRACT_RULES = {
     req: "a rule of the test contract, checked on every exchange: tests/conformance"
-    for req in ("PROTO-1", "PROTO-2", "PROTO-3", "PROTO-4")
+    for req in ("PROTO-1", "PROTO-2", "PROTO-3", "PROTO-4", "PROTO-5", "PROTO-6")
 }
 
 

@@ -8,7 +8,11 @@ runner never knows which one it drives.
 A testee that crashes (exits, or raises something that is not an error code), hangs past
 the per-request timeout, or answers with something that is not a valid response raises
 ``TesteeFailure``: the current test fails with that kind, the testee is restarted (a new
-process, or a new adapter object) for the next test, and the run goes on.
+process, or a new adapter object) for the next test, and the run goes on. An in-process
+implementation's ``SystemExit`` and ``KeyboardInterrupt`` are crashes like any other
+exception (``_guarded``). What the harness reads from a testee is bounded (PROTO-5: a line
+of at most ``MAX_LINE_BYTES``, ``MAX_DEPTH`` levels of nesting) and whatever it echoes (a
+message, the stderr tail) is escaped and cut (``diagnostics.printable``).
 """
 
 from __future__ import annotations
@@ -33,9 +37,18 @@ from pathlib import Path
 from typing import Any
 
 from .adapter import call, error_code
-from .protocol import PROTOCOL_VERSION, request_errors, response_errors
+from .diagnostics import MAX_TAIL, printable
+from .protocol import (
+    MAX_DEPTH,
+    MAX_LINE_BYTES,
+    PROTOCOL_VERSION,
+    nesting_errors,
+    request_errors,
+    response_errors,
+)
 
 DEFAULT_TIMEOUT_S = 10.0
+TOO_LONG = object()  # what the stdout pump puts for a line over MAX_LINE_BYTES
 IMPLEMENTATIONS_GROUP = "klogspec.implementations"
 PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the directory holding conformance/
 
@@ -62,7 +75,7 @@ class CannotStart(Exception):
 
     def __init__(self, label: str, reason: str, stderr: str = "") -> None:
         last = next((line.strip() for line in reversed(stderr.splitlines()) if line.strip()), "")
-        said = f" (the last line it wrote to stderr: {last})" if last else ""
+        said = f" (the last line it wrote to stderr: {printable(last, keep='end')})" if last else ""
         super().__init__(f"cannot start the implementation {label}: {reason}{said}")
         self.reason = reason
 
@@ -196,6 +209,10 @@ class Driver:
     def shutdown(self) -> None:
         self._kill()
 
+    def stderr_tail(self) -> str:
+        """What the testee last wrote to stderr, escaped (a process has one)."""
+        return ""
+
     # --- the contract ---
     def hello(self, now_ms: int = 0) -> dict:
         if self._hello is None:
@@ -247,15 +264,15 @@ class Driver:
             self._kill()
             raise
         self._record(request, raw)
-        problems = response_errors(raw, op)
+        problems = nesting_errors(raw) or response_errors(raw, op)
         if not problems and raw.get("id") != request["id"]:
             problems = [f"id: answered {raw.get('id')} to request {request['id']}"]
         if problems:
             self._kill()
             raise TesteeFailure(
                 "protocol",
-                f"invalid {op} response: {'; '.join(problems[:3])}",
-                json.dumps(raw)[:2000],
+                f"invalid {op} response: {'; '.join(printable(p) for p in problems[:3])}",
+                printable(json.dumps(raw), MAX_TAIL),
                 cause=f"protocol: an invalid {op} response",
             )
         if not raw["ok"]:
@@ -271,12 +288,14 @@ class Driver:
 
     def _protocol_error(self, op: str, error: dict) -> None:
         """The protocol's own error codes are not refusals (PROTO-2, PROTO-3)."""
-        said = f": {error['message']}" if error.get("message") else ""
+        said = f": {printable(error['message'])}" if error.get("message") else ""
         if error["code"] == INTERNAL_ERROR:
+            tail = self.stderr_tail()
             self._kill()  # its state is unknown: the next test gets a fresh testee
             raise TesteeFailure(
                 "crashed",
                 f"{op} failed inside the testee (INTERNAL_ERROR{said})",
+                tail,
                 cause=f"crashed during {op} (INTERNAL_ERROR)",
             )
         if error["code"] == INVALID_REQUEST:
@@ -322,6 +341,36 @@ def _suite_version() -> str:
     return _version()
 
 
+def _guarded(function, *args, **kwargs) -> tuple[bool, Any]:
+    """Run ``function`` in the worker thread: ``(True, its result)`` or ``(False, what it
+    raised)``, whatever it raised. ``SystemExit`` and ``KeyboardInterrupt`` of an
+    implementation come back as values, so they fail its test and never end the run
+    (issue 20 §1), while a Ctrl-C of the user still interrupts the waiting main thread."""
+    try:
+        return True, function(*args, **kwargs)
+    except BaseException as exc:  # noqa: BLE001 - the implementation's, judged by the caller
+        return False, exc
+
+
+def _stack(exc: BaseException, frames: int = 6) -> str:
+    """Where the implementation raised: its innermost frames, ``file:line in function``
+    (one line, not Python's traceback: the harness did not crash, the implementation did)."""
+    stack = [
+        f"{Path(frame.filename).name}:{frame.lineno} in {frame.name}"
+        for frame in traceback.extract_tb(exc.__traceback__)
+        if Path(frame.filename).resolve().parent != Path(__file__).resolve().parent
+    ]
+    return f"raised at {', called from '.join(reversed(stack[-frames:]))}" if stack else ""
+
+
+def _raised(exc: BaseException) -> str:
+    """What an implementation raised, in words: its type and message, or exit status."""
+    if isinstance(exc, SystemExit):
+        return f"SystemExit (exit status {printable(str(exc.code))}): it tried to end the harness"
+    said = printable(str(exc))
+    return f"{type(exc).__name__}: {said}" if said else type(exc).__name__
+
+
 class InProcessDriver(Driver):
     """Calls the adapter in a worker thread so that a hung call can time out."""
 
@@ -343,38 +392,43 @@ class InProcessDriver(Driver):
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="testee")
         try:
-            self._adapter = self._pool.submit(self._factory).result(self.timeout)
+            ok, value = self._pool.submit(_guarded, self._factory).result(self.timeout)
         except concurrent.futures.TimeoutError:
             raise TesteeFailure(
                 "timeout", f"the factory {self.spec.factory} took more than {self.timeout} s"
             ) from None
-        except Exception as exc:  # noqa: BLE001
+        if ok:
+            self._adapter = value
+            return
+        exc = value
+        if exc is not None:
             raise TesteeFailure(
                 "crashed",
-                f"the factory {self.spec.factory} raised {type(exc).__name__}: {exc}",
-                "".join(traceback.format_exception(exc))[-4000:],
+                f"the factory {self.spec.factory} raised {_raised(exc)}",
+                _stack(exc),
                 cause="crashed: the factory raised",
             ) from None
 
     def _exchange(self, request: dict) -> Any:
         future = self._pool.submit(
-            call, self._adapter, request["op"], request["args"], request["now_ms"]
+            _guarded, call, self._adapter, request["op"], request["args"], request["now_ms"]
         )
         try:
-            result = future.result(self.timeout)
+            ok, result = future.result(self.timeout)
         except concurrent.futures.TimeoutError:
             raise TesteeFailure(
                 "timeout",
                 f"{request['op']} took more than {self.timeout} s",
                 cause=f"timeout during {request['op']}",
-            )
-        except Exception as exc:  # noqa: BLE001
-            code = error_code(exc)
+            ) from None
+        if not ok:
+            exc = result
+            code = error_code(exc) if isinstance(exc, Exception) else None
             if code is None:
                 raise TesteeFailure(
                     "crashed",
-                    f"{request['op']} raised {type(exc).__name__}: {exc}",
-                    "".join(traceback.format_exception(exc))[-4000:],
+                    f"{request['op']} raised {_raised(exc)}",
+                    _stack(exc),
                     cause=f"crashed during {request['op']} ({type(exc).__name__})",
                 )
             error = {"code": code}
@@ -382,12 +436,15 @@ class InProcessDriver(Driver):
             if isinstance(message, str):
                 error["message"] = message
             return {"id": request["id"], "ok": False, "error": error}
-        try:  # what goes over the wire is JSON: check it could
+        try:  # what goes over the wire is JSON: check it could, within the protocol's limits
+            problems = nesting_errors(result, depth=2)
+            if problems:
+                raise ValueError(problems[0])
             result = json.loads(json.dumps(result))
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, RecursionError) as exc:
             raise TesteeFailure(
                 "protocol",
-                f"{request['op']} returned a non-JSON value: {exc}",
+                f"{request['op']} returned a non-JSON value: {printable(str(exc))}",
                 cause=f"protocol: {request['op']} returned a non-JSON value",
             )
         return {"id": request["id"], "ok": True, "result": result}
@@ -396,9 +453,9 @@ class InProcessDriver(Driver):
         if self._adapter is not None:
             crash = getattr(self._adapter, "crash", None)
             if crash is not None:
-                future = self._pool.submit(crash, now_ms=now_ms)
-                # a crash that crashes is still a crash
-                with contextlib.suppress(Exception):
+                future = self._pool.submit(_guarded, crash, now_ms=now_ms)
+                # a crash that crashes (or exits, or hangs) is still a crash
+                with contextlib.suppress(concurrent.futures.TimeoutError):
                     future.result(self.timeout)
         self._adapter = None  # abandoned, as a killed process is
 
@@ -444,8 +501,17 @@ class SubprocessDriver(Driver):
         stdout = proc.stdout
 
         def pump() -> None:
-            for line in iter(stdout.readline, b""):
-                lines.put(line)
+            """Lines of at most MAX_LINE_BYTES: a longer one is put as TOO_LONG and the pump
+            stops (the testee is killed), so an endless line cannot grow the harness. A
+            stdout closed by _kill ends it quietly."""
+            try:
+                for line in iter(lambda: stdout.readline(MAX_LINE_BYTES + 1), b""):
+                    if len(line) > MAX_LINE_BYTES:
+                        lines.put(TOO_LONG)
+                        return
+                    lines.put(line)
+            except (ValueError, OSError):  # closed under us: the testee was killed
+                pass
             lines.put(None)
 
         threading.Thread(target=pump, daemon=True, name="testee-stdout").start()
@@ -471,14 +537,16 @@ class SubprocessDriver(Driver):
         _kill_process(proc)
         stderr.close()
 
-    def stderr_tail(self, limit: int = 2000) -> str:
+    def stderr_tail(self, limit: int = MAX_TAIL) -> str:
+        """The end of what the testee wrote to stderr, control characters escaped."""
         if self._stderr is None:
             return ""
         try:
             self._stderr.seek(0, os.SEEK_END)
             size = self._stderr.tell()
             self._stderr.seek(max(0, size - limit))
-            return self._stderr.read().decode("utf-8", "replace")
+            text = self._stderr.read().decode("utf-8", "replace")
+            return printable(text, limit, "end", lines=True)
         except (OSError, ValueError):
             return ""
 
@@ -506,8 +574,24 @@ class SubprocessDriver(Driver):
             ) from None
         if answer is None:
             raise self._died(request["op"])
+        if answer is TOO_LONG:
+            raise TesteeFailure(
+                "protocol",
+                f"the answer to {request['op']} is longer than {MAX_LINE_BYTES} bytes without "
+                "a newline (the protocol's line limit)",
+                self.stderr_tail(),
+                cause=f"protocol: the answer to {request['op']} is too long",
+            )
         try:
             return json.loads(answer)
+        except RecursionError:
+            raise TesteeFailure(
+                "protocol",
+                f"the answer to {request['op']} nests deeper than {MAX_DEPTH} levels "
+                "(the protocol's nesting limit)",
+                self.stderr_tail(),
+                cause=f"protocol: the answer to {request['op']} nests too deep",
+            ) from None
         except ValueError:
             text = json.dumps(answer[:200].decode("utf-8", "replace"))
             raise TesteeFailure(

@@ -27,8 +27,15 @@ def _transcript() -> str:
     return "\n".join(["```text", *generated.capture_transcript(), "```"])
 
 
+def _milestones() -> str:
+    from conformance.milestones import milestone_table
+
+    return milestone_table()
+
+
 SECTIONS: dict[str, Callable[[], str]] = {
     "features": generated.features_table,
+    "milestones": _milestones,
     "operations": lambda: generated.operations_table(REPO),
     "transcript": _transcript,
 }

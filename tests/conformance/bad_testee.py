@@ -22,10 +22,38 @@ def reply(message) -> None:
     sys.stdout.flush()
 
 
+def deep(levels: int) -> str:
+    return "[" * levels + "]" * levels
+
+
+ESCAPES = "\x1b[2J\x1b]0;owned\x07\u202e"  # clear the screen, set the title, reverse text
+
 for line in sys.stdin:
     request = json.loads(line)
     rid, op = request["id"], request["op"]
-    if op == "hello":
+    if op == "hello" and MODE == "deep-hello":  # RecursionError in the harness, before
+        reply(
+            f'{{"id": {rid}, "ok": true, "result": {{"name": "deep", "features": {deep(1000)}}}}}'
+        )
+    elif op == "append" and MODE == "deep":
+        reply(f'{{"id": {rid}, "ok": true, "result": {{"first_offset": {deep(1000)}}}}}')
+    elif op == "append" and MODE == "deep-but-parses":  # too deep for the limit, not for json
+        reply(f'{{"id": {rid}, "ok": true, "result": {{"first_offset": {deep(100)}}}}}')
+    elif op == "append" and MODE == "endless":  # one line that never ends
+        chunk = "[" * (1 << 16)
+        while True:
+            sys.stdout.write(chunk)
+    elif op == "append" and MODE == "escapes":
+        sys.stderr.write((ESCAPES + "x" * 1000) * 100 + "\n" + ESCAPES + "the last line\n")
+        sys.stderr.flush()
+        message = ESCAPES + "m" * 1_000_000
+        reply({"id": rid, "ok": False, "error": {"code": "INTERNAL_ERROR", "message": message}})
+    elif op == "append" and MODE == "long-code":
+        reply({"id": rid, "ok": False, "error": {"code": "A" * 1_000_000}})
+    elif op == "append" and MODE == "escapes-exit":
+        sys.stderr.write(ESCAPES * 10000 + "\n")
+        sys.exit(3)
+    elif op == "hello":
         reply({"id": rid, "ok": True, "result": {"name": "bad", "version": "0", "features": []}})
     elif op == "append" and MODE == "junk":
         reply("this is not json")

@@ -8,6 +8,7 @@ the path); ``python -m conformance.testee --factory harness_testees:<name>`` ser
 
 from __future__ import annotations
 
+import os
 import re
 import shutil
 import tempfile
@@ -102,6 +103,81 @@ class DoubleSpacedEpochs(_AfterEachCall):
             path.write_text(re.sub(" +", "  ", path.read_text()))
 
 
+OUTSIDE_TEXT = "a file outside the testee's directory: no byte of it may reach a report\n"
+
+
+def outside_file() -> Path:
+    """A file outside every scenario's directory (the test reads it back unchanged)."""
+    path = Path(tempfile.gettempdir()) / f"klogspec-outside-{os.getpid()}.txt"
+    if not path.is_file():
+        path.write_text(OUTSIDE_TEXT)
+    return path
+
+
+class LinksOutside(_AfterEachCall):
+    """At close, replaces its first ``.log`` with a symbolic link to a file outside its
+    directory (issue 20 §1: a later damage step wrote into it, the report showed it)."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        log = pdir / "00000000000000000000.log"
+        if op == "close" and log.is_file() and not log.is_symlink():
+            log.unlink()
+            log.symlink_to(outside_file())
+
+
+class FifoForLog(_AfterEachCall):
+    """At close, replaces its first ``.log`` with a FIFO (a read of it would block)."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        log = pdir / "00000000000000000000.log"
+        if op == "close" and log.is_file() and not log.is_symlink():
+            log.unlink()
+            os.mkfifo(log)
+
+
+class LinksToDevZero(_AfterEachCall):
+    """At close, leaves a link to /dev/zero among its files (a read of it never ends)."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        link = pdir / "leader-epoch-checkpoint.zero"
+        if op == "close" and not link.is_symlink():
+            link.symlink_to("/dev/zero")
+
+
+class MovesItsDirectoryOutside(_AfterEachCall):
+    """At close, moves its partition directory out and leaves a link to it in its place:
+    a damage step must not write through the link."""
+
+    def after(self, pdir: Path, op: str) -> None:
+        if op == "close" and not pdir.is_symlink():
+            elsewhere = Path(tempfile.mkdtemp(prefix="klogspec-outside-dir-")) / pdir.name
+            shutil.move(pdir, elsewhere)
+            pdir.symlink_to(elsewhere, target_is_directory=True)
+            self.moved_to = elsewhere
+
+
+class ExitsTheProcess(ReferenceAdapter):
+    """Raises SystemExit(0) on append: an in-process testee must not end the run."""
+
+    def append(self, *args, **kwargs) -> dict:
+        raise SystemExit(0)
+
+
+class Interrupts(ReferenceAdapter):
+    """Raises KeyboardInterrupt on append."""
+
+    def append(self, *args, **kwargs) -> dict:
+        raise KeyboardInterrupt
+
+
+class CrashesAtOpen(ReferenceAdapter):
+    """Fails inside every open: each scenario stops at step 0, judging none of its later
+    steps (a refused open does not stop it: the later steps are judged, and fail)."""
+
+    def open(self, *args, **kwargs) -> dict:
+        raise RuntimeError("a bug inside the testee's open")
+
+
 class OffsetOfMaxTimestampOffByOne(ReferenceAdapter):
     """Answers an append's offset_of_max_timestamp one too high (APPEND-24)."""
 
@@ -138,6 +214,13 @@ FACTORIES = {
     "offset_of_max_timestamp_off_by_one": OffsetOfMaxTimestampOffByOne,
     "gzip_only": GzipOnly,
     "raises": Raises,
+    "links_outside": LinksOutside,
+    "fifo_for_log": FifoForLog,
+    "links_to_dev_zero": LinksToDevZero,
+    "moves_its_directory_outside": MovesItsDirectoryOutside,
+    "exits_the_process": ExitsTheProcess,
+    "interrupts": Interrupts,
+    "crashes_at_open": CrashesAtOpen,
 }
 
 

@@ -93,13 +93,14 @@ def test_a_step_the_harness_cannot_do_fails_only_that_test(factory, test_id, ste
 def test_a_fifo_is_never_read(tmp_path):
     """A testee that leaves a named pipe where a segment was cannot hang the harness."""
     from conformance.runner import StepError, apply_damage
+    from conformance.scratch import UnsafeFile
 
     pdir = tmp_path / "t-0"
     pdir.mkdir()
     import os
 
     os.mkfifo(pdir / "00000000000000000003.log")
-    with pytest.raises(StepError, match="is not a regular file"):
+    with pytest.raises(UnsafeFile, match="is a FIFO"):
         apply_damage(tmp_path, pdir, {"file": "3.log.cleaned", "copy_from": "3.log"})
     with pytest.raises(StepError, match="holds only 0 bytes"):
         (pdir / "00000000000000000000.log").write_bytes(b"")
@@ -109,14 +110,16 @@ def test_a_fifo_is_never_read(tmp_path):
 def test_an_unreadable_file_fails_the_step(monkeypatch):
     """A file the harness cannot read (here: every read of a .log refused) fails the test
     with the file and the reason; the run goes on."""
-    original = Path.read_bytes
+    from conformance import scratch
 
-    def refuse(self):
-        if self.name.endswith(".log"):
-            raise PermissionError(13, "Permission denied", str(self))
-        return original(self)
+    original = scratch._open
 
-    monkeypatch.setattr(Path, "read_bytes", refuse)
+    def refuse(path, anchor, flags):
+        if path.name.endswith(".log"):
+            raise PermissionError(13, "Permission denied", str(path))
+        return original(path, anchor, flags)
+
+    monkeypatch.setattr(scratch, "_open", refuse)
     scenarios, _ = select(["recovery.temp.cleaned-and-split-swaps", "read.range.*"])
     suite = run_suite(resolve_impl("reference"), scenarios)
     assert len(suite.outcomes) == len(scenarios)
@@ -157,6 +160,9 @@ def test_a_harness_bug_exits_2(monkeypatch):
             "exited (status 3) during hello",
         ),
         ("harness_testees:factory_that_fails", ["--transport", "subprocess"], "during hello"),
+        # issue 20 §1: an exiting factory, an answer too deep for the harness's recursion
+        ("sys:exit", [], "the factory sys:exit raised SystemExit (exit status None)"),
+        (f"cmd:{sys.executable} {BAD_TESTEE} deep-hello", [], "nests deeper than 32 levels"),
     ],
 )
 def test_an_implementation_that_cannot_start_is_one_error_with_exit_2(impl, extra, reason):
