@@ -624,10 +624,13 @@ class Run(RunEpilogue):
         return result.get(key, ABSENT)
 
     def _state_rules(self, state: dict) -> None:
-        if state["recovery_point"] > state["log_end_offset"]:
+        # MODEL-4: above the LEO only at the base offset of a segment rolled in beyond it
+        active_base = max((s["base_offset"] for s in state["segments"]), default=0)
+        if state["recovery_point"] > max(state["log_end_offset"], active_base):
             self.fail(
                 "invariant",
-                f"recovery point {state['recovery_point']} above the LEO {state['log_end_offset']}",
+                f"recovery point {state['recovery_point']} above both the LEO "
+                f"{state['log_end_offset']} and the active segment's base offset {active_base}",
                 ["MODEL-4"],
                 cause="the recovery point above the LEO",
             )

@@ -28,10 +28,12 @@ from reference_impl.log import (
     roll,
     segment,
     time_index,
+    transaction_index,
 )
 from reference_impl.log.fetch import FetchDataInfo
 
 from .mutant import Mutant
+from .timestamps import TIMESTAMP_MUTANTS
 
 Seg = segment.LogSegment
 Log = log.Log
@@ -591,6 +593,14 @@ def _close_without_leo_snapshot(self):
         del psm.take_snapshot
 
 
+def _close_lowering_recovery_point(self):
+    """A close that 'flushes to the LEO' by setting the recovery point to it, even when a roll
+    beyond the LEO left it above (FLUSH-7 keeps it)."""
+    if not self.closed:
+        self.local_log.recovery_point = min(self.local_log.recovery_point, self.log_end_offset)
+    return _ORIGINAL["log_close"](self)
+
+
 def _close_without_marker(self):
     """close() writes the checkpoints but no clean-shutdown marker."""
     saved = clean_shutdown.write_marker
@@ -690,6 +700,8 @@ CATALOG = (
            lambda: _truncate_keeping("recovery_point")),
     Mutant("truncate-reads-largest-timestamp-first", "a truncation reads the segment's largest timestamp before truncating its time index", frozenset({"TRUNC-9"}), ("truncate.largest-timestamp*",),
            lambda: [(Seg, "truncate_to", _truncate_after_reading_largest_timestamp)]),
+    Mutant("truncation-keeps-txnindex-entries", "a truncation leaves the .txnindex as it was", frozenset({"TRUNC-16"}), ("transactions.lso.after-truncate", "transactions.truncate.*"),
+           lambda: [(transaction_index.TransactionIndex, "truncate_to", lambda self, offset: None)]),
     Mutant("truncate-leo-at-last-batch", "the LEO after truncation is the end of the kept batches", frozenset({"TRUNC-6"}), ("truncate.*",),
            lambda: [(local_log.LocalLog, "truncate_to", _local_truncate_leo_at_last_batch)]),
     # --- retention, flush, checkpoints, epochs ---
@@ -703,6 +715,8 @@ CATALOG = (
            lambda: [(local_log.LocalLog, "mark_flushed", lambda self, offset: None)]),
     Mutant("close-without-final-time-entry", "close does not append the largest timestamp to the time index", frozenset({"FLUSH-8"}), ("flush.close.*",),
            lambda: [(Seg, "close", _close_without_time_entry)]),
+    Mutant("close-lowers-recovery-point", "close sets the recovery point to the LEO when a roll beyond the LEO left it above", frozenset({"FLUSH-7"}), ("flush.close.*", "model.recovery-point.*"),
+           lambda: [(Log, "close", _close_lowering_recovery_point)]),
     Mutant("log-start-offset-not-persisted", "the log start offset is never written to its checkpoint", frozenset({"CKPT-B-6"}), ("flush.close.*",),
            lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
     # --- recovery ---
@@ -796,3 +810,4 @@ CATALOG = (
     Mutant("load-leo-from-last-base-offset", "a load sets the LEO to the last batch's base offset + 1", frozenset({"LOAD-24"}), ("append.*", "index.*"),
            lambda: [(loader.LogLoader, "_delete_segments_if_log_start_greater_than_log_end", _log_end_from_last_base_offset)]),
 )  # fmt: skip
+CATALOG += TIMESTAMP_MUTANTS
