@@ -22,6 +22,8 @@ INDEX_KINDS = ("index", "timeindex")
 APPEND_PLACEMENT, REBUILD_PLACEMENT = "INDEX-7", "INDEX-8"
 PREALLOCATION = "INDEX-2"
 LAZY_INDEXES = "ROLL-20"
+EAGER_FILES = "MODEL-13"  # the first segment's indexes and the epoch file of a new log
+EMPTY_EPOCH_FILE = "CKPT-B-1"
 LAZY_TXN_INDEX = "INDEX-21"
 
 # (op, result field) -> the rules that define the field, whatever the scenario is about
@@ -62,6 +64,24 @@ EPOCH_FORMAT = [
 ]  # a leader-epoch-checkpoint that holds the right entries, written otherwise
 
 
+def epochs_a_refusal_may_add(
+    before: list[list[int]], after: list[list[int]], log_end_offset: int
+) -> bool:
+    """APPEND-27 (MAY): whether a refused append's only change, ``before`` -> ``after`` in
+    the leader epoch cache, is LEPOCH-4 assignments of entries that start at or above the
+    LEO, as Kafka makes them before its set-size check or a later batch's negative epoch."""
+    kept = 0
+    while kept < min(len(before), len(after)) and before[kept] == after[kept]:
+        kept += 1
+    added, removed = after[kept:], before[kept:]
+    if not added or any(start < log_end_offset for _, start in added):
+        return False
+    epoch, start = added[0]
+    # LEPOCH-4 removes a later epoch or a later start; the same epoch at an earlier start
+    # stays (LEPOCH-3)
+    return all(e > epoch or s >= start for e, s in removed)
+
+
 def placement(recovered: bool) -> str:
     """The SHOULD rule that places index entries: at appends, or at a rebuild."""
     return REBUILD_PLACEMENT if recovered else APPEND_PLACEMENT
@@ -94,22 +114,25 @@ def files_check_choice(
     trimmed: bool,
     created_with_log: bool = False,
     empty: bool = False,
+    name: str = "",
 ) -> list[str]:
     """The SHOULD rules the expectation of one ``files`` check rests on (empty: none).
 
     ``key`` is the check (``offset_index``, ``size``, ``exist``, ``exactly-missing``...),
     ``kind`` and ``marker`` the file's (``index``, ``.deleted``); ``trimmed`` whether the
     index was trimmed (a segment that is not active, or any after close);
-    ``created_with_log`` whether MODEL-2 requires the file (segment 0 of a new log);
-    ``empty`` whether the testee's file is empty.
+    ``created_with_log`` whether MODEL-13 makes the file (segment 0 of a new log);
+    ``empty`` whether the testee's file is empty; ``name`` the file's name.
     """
     if key in ("offset_index", "time_index", "offset_lookup", "time_lookup"):
         return [placement(recovered)]
     if kind in INDEX_KINDS and not marker:
         if key == "size":
             return [placement(recovered)] if trimmed else [PREALLOCATION]
-        if key in ("exist", "exactly-missing") and not created_with_log:
-            return [LAZY_INDEXES]
+        if key in ("exist", "exactly-missing"):
+            return [EAGER_FILES] if created_with_log else [LAZY_INDEXES]
+    if name.endswith("leader-epoch-checkpoint") and key in ("exist", "exactly-missing"):
+        return [EMPTY_EPOCH_FILE]  # one with entries is compared after the scenario (CKPT-B-2)
     if kind == "txnindex" and not marker and empty and key in ("absent", "exactly-extra"):
         return [LAZY_TXN_INDEX]
     return []

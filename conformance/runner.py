@@ -431,6 +431,7 @@ class Run(RunEpilogue):
                 trimmed=self.closed or (base is not None and base != active),
                 created_with_log=base == 0 and "MODEL-2" in self.s.requirements,
                 empty=path is not None and path.is_file() and path.stat().st_size == 0,
+                name=problem.file or "",
             )  # fmt: skip
             subject = f".{kind}{marker}" if kind else (problem.file or "").rpartition("/")[2]
             rules, cause = reqs, f"files: {problem.key} {subject}".rstrip()
@@ -553,7 +554,7 @@ class Run(RunEpilogue):
             self._state_rules(response.result)
         if before is not None:
             after = self._observe()
-            if after != before:
+            if after != before and not (op == "append" and _only_epochs_added(before, after)):
                 changed = sorted(
                     k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
                 )
@@ -819,8 +820,31 @@ class Run(RunEpilogue):
                     sorted(set(reqs) | {"TXN-B-5"}) if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
                     cause=f"{kind}: entries differ from the reference's",
                 )  # fmt: skip
+            elif fixed == "leader-epoch-checkpoint" and self._epochs_allowed(files, have, theirs):
+                continue  # APPEND-27: entries at the LEO that a refused append assigned
             else:
                 self._text_difference(name, fixed, have, want, theirs, reqs)
+
+    def _epochs_allowed(self, files: dict[str, bytes], have: bytes, theirs: bytes | None) -> bool:
+        """Whether the testee's epoch file is the reference's plus APPEND-27's entries, each
+        starting at or above the directory's LEO (the active segment's next offset)."""
+        logs = [
+            (base, name)
+            for name in files
+            if name.startswith(self.s.partition + "/")
+            for base, kind, marker in [disk.segment_file(name)]
+            if kind == "log" and not marker
+        ]
+        if not logs or theirs is None:
+            return False
+        base, name = max(logs)
+        batches = disk.decode(name, files[name]).get("batches") or []
+        leo = batches[-1]["last_offset"] + 1 if batches else base
+        mine = _epoch_entries(have) if have else []
+        ref = _epoch_entries(theirs) if theirs else []
+        if mine is None or ref is None:
+            return False
+        return check_rules.epochs_a_refusal_may_add(ref, mine, leo)
 
     def _existence_difference(self, name, have, golden, files, reqs) -> None:
         """A file one run has and the other does not."""
@@ -839,6 +863,8 @@ class Run(RunEpilogue):
         choice: list[str] = []
         if kind in SEGMENT_INDEX_KINDS and not marker:
             choice = [check_rules.LAZY_INDEXES]
+        elif name.endswith("leader-epoch-checkpoint") and missing and not golden[name]["size"]:
+            choice = [check_rules.EMPTY_EPOCH_FILE]
         elif kind == "txnindex" and not marker:
             if not missing and not have:
                 choice = [check_rules.LAZY_TXN_INDEX]
@@ -928,6 +954,24 @@ def _same_entries(view: dict, want: dict) -> bool:
     if "entries" not in view or "entries" not in want:
         return False
     return sorted(view["entries"]) == sorted(want["entries"])
+
+
+def _only_epochs_added(before: tuple[dict, dict | None], after: tuple[dict, dict | None]) -> bool:
+    """A refused append whose one change is leader epoch entries APPEND-27 allows."""
+    (files_before, state), (files_after, state_after) = before, after
+    changed = [
+        k for k in set(files_before) | set(files_after) if files_before.get(k) != files_after.get(k)
+    ]
+    if state is None or state != state_after or len(changed) != 1:
+        return False
+    (name,) = changed
+    if not name.endswith("leader-epoch-checkpoint") or name not in files_after:
+        return False
+    old = _epoch_entries(files_before[name]) if files_before.get(name) else []  # CKPT-B-1
+    new = _epoch_entries(files_after[name])
+    if old is None or new is None:
+        return False
+    return check_rules.epochs_a_refusal_may_add(old, new, state["log_end_offset"])
 
 
 def _epoch_entries(data: bytes) -> list[list[int]] | None:

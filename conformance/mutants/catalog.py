@@ -789,7 +789,7 @@ CATALOG = (
     Mutant("no-checkpoint-at-truncation", "a truncation leaves the recovery-point checkpoint of the last close", frozenset({"CKPT-B-9"}), ("flush.checkpoints.after-truncation",),
            lambda: [(Log, "truncate_to", _truncate_without_checkpoint(_ORIGINAL["truncate_log"])),
                     (Log, "truncate_fully_and_start_at", _truncate_without_checkpoint(_ORIGINAL["truncate_fully"]))]),
-    Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
+    Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-22"}), ("index.files.too-small-*",),
            lambda: [(abstract_index.AbstractIndex, "__init__", _index_refused_before_its_file)]),
 
     # --- close time and missing files (issue 13 §2) ---

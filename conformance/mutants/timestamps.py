@@ -1,15 +1,25 @@
 """Mutants of the timestamp lookups and LogAppendTime (issue 26): each is a shortcut an
-implementer could take for READ-15, READ-16, READ-19, APPEND-24 or LEGACY-14, one that gave
-the same answers as the rule in every scenario before ``read.time.compressed.*``,
-``read.time.legacy-wrapper.*``, ``read.time.max-timestamp-inside-batch``,
-``read.time.chosen-segment-no-match`` and ``append.log-append-time.*`` were written."""
+implementer could take for READ-15, READ-16, READ-19, APPEND-24, LEGACY-14 or the time index's
+lookup (INDEX-19). Seven of them passed the whole suite of 388 scenarios; the scenarios
+``read.time.compressed.*``, ``read.time.legacy-wrapper.*``, ``read.time.max-timestamp-*``,
+``read.time.chosen-segment-no-match``, ``read.time.follower-header-max-timestamp`` and
+``append.log-append-time.*`` kill every one (spec/behaviour/read.md §4)."""
 
 from __future__ import annotations
 
 import dataclasses
 
+from reference_impl.formats.index_entries import TimestampOffset
 from reference_impl.log import append as log_append
-from reference_impl.log import file_records, log_validator, timestamp_lookup, unified_log
+from reference_impl.log import (
+    file_records,
+    log_validator,
+    time_index,
+    timestamp_lookup,
+    unified_log,
+)
+from reference_impl.log.abstract_index import smallest_upper_bound_slot
+from reference_impl.log.time_index import TIME_INDEX_ENTRY_SIZE
 from reference_impl.records import TimestampType, legacy
 from reference_impl.records.record import Record
 
@@ -42,6 +52,8 @@ def _max_timestamp_with(pick_segment, pick_offset):
         for batch in segment.log.batches_from(position):
             if batch.max_timestamp == so_far.timestamp and batch.magic > 0:
                 offset = pick_offset(batch, so_far.timestamp)
+                if offset is None:
+                    return None
                 epoch = batch.partition_leader_epoch
                 return TimestampAndOffset(so_far.timestamp, offset, epoch if epoch >= 0 else None)
         return None
@@ -59,20 +71,22 @@ def _last_greatest(segments):
 
 
 def _last_carrier(batch, timestamp):
-    return [r.offset for r in batch.records() if r.timestamp == timestamp][-1]
+    carriers = [r.offset for r in batch.records() if r.timestamp == timestamp]
+    return carriers[-1] if carriers else None
 
 
 def _first_carrier(batch, timestamp):
-    return next(r.offset for r in batch.records() if r.timestamp == timestamp)
+    return next((r.offset for r in batch.records() if r.timestamp == timestamp), None)
 
 
-def _search_with(answer):
-    """FileRecords.search_for_timestamp (READ-16) whose answer inside a matching batch is
-    ``answer(batch, target, starting_offset)``."""
+def _search_with(answer, *, by_max_timestamp=True):
+    """FileRecords.search_for_timestamp (READ-16) whose answer inside a batch is
+    ``answer(batch, target, starting_offset)``; ``by_max_timestamp`` False searches every
+    batch, whatever its maxTimestamp."""
 
     def search(self, target_timestamp, starting_position, starting_offset):
         for batch in self.batches_from(starting_position):
-            if batch.max_timestamp >= target_timestamp:
+            if batch.max_timestamp >= target_timestamp or not by_max_timestamp:
                 found = answer(batch, target_timestamp, starting_offset)
                 if found is not None:
                     epoch = file_records._maybe_leader_epoch(batch.partition_leader_epoch)
@@ -86,18 +100,47 @@ def _matches(batch, target, starting_offset):
     return [r for r in batch.records() if r.timestamp >= target and r.offset >= starting_offset]
 
 
+def _first_match(batch, target, starting_offset):
+    found = _matches(batch, target, starting_offset)
+    return found[0] if found else None
+
+
 def _compressed_batch_at_base(batch, target, starting_offset):
     """A compressed batch is not decompressed: its base offset and maxTimestamp answer."""
     if batch.compression_id != 0:
         return Record(batch.base_offset, batch.max_timestamp, None, None)
-    found = _matches(batch, target, starting_offset)
-    return found[0] if found else None
+    return _first_match(batch, target, starting_offset)
 
 
 def _closest_timestamp(batch, target, starting_offset):
     """The record with the smallest timestamp at or after the target, not the first one."""
     found = _matches(batch, target, starting_offset)
     return min(found, key=lambda r: r.timestamp) if found else None
+
+
+def _max_of_records(segments):
+    """READ-19 shortcut: the largest record timestamp, not the largest batch maxTimestamp."""
+    best = None
+    for segment in segments.values():
+        for batch in segment.log.batches_from(0):
+            for record in batch.records() if batch.magic > 0 else ():
+                if best is None or record.timestamp > best.timestamp:
+                    epoch = batch.partition_leader_epoch
+                    best = TimestampAndOffset(
+                        record.timestamp, record.offset, epoch if epoch >= 0 else None
+                    )
+    return best
+
+
+def _time_lookup_ceiling(self, target_timestamp):
+    """INDEX-19 shortcut: the time index answers its first entry at or after the target (the
+    last one when none is), not the last entry at or before it."""
+    slot = smallest_upper_bound_slot(
+        self._timestamp_at, self.entries, target_timestamp, TIME_INDEX_ENTRY_SIZE
+    )
+    if slot == -1:
+        return self.last_entry() if self.entries else TimestampOffset(-1, self.base_offset)
+    return self._entry_at(slot)
 
 
 def _absolute_inner_offsets(wrapper, inner, last_inner_offset):
@@ -147,6 +190,12 @@ TIMESTAMP_MUTANTS = (
            lambda: [(*_SEARCH, _search_with(_compressed_batch_at_base))]),
     Mutant("lookup-closest-timestamp", "a timestamp lookup answers the record with the closest timestamp at or after the target", frozenset({"READ-16"}), ("read.time.*",),
            lambda: [(*_SEARCH, _search_with(_closest_timestamp))]),
+    Mutant("lookup-ignores-batch-max-timestamp", "a timestamp lookup searches the records of every batch, whatever its maxTimestamp", frozenset({"READ-16"}), ("read.time.*",),
+           lambda: [(*_SEARCH, _search_with(_first_match, by_max_timestamp=False))]),
+    Mutant("max-timestamp-of-records", "-3 takes the largest record timestamp, not the largest batch maxTimestamp", frozenset({"READ-19"}), ("read.time.*",),
+           lambda: [(timestamp_lookup, "_max_timestamp", _max_of_records)]),
+    Mutant("time-lookup-ceiling-entry", "the time index's lookup answers the first entry at or after the target", frozenset({"READ-16"}), ("read.time.*",),
+           lambda: [(time_index.TimeIndex, "lookup", _time_lookup_ceiling)]),
     Mutant("legacy-inner-offsets-absolute", "magic 1 inner offsets are read as absolute", frozenset({"LEGACY-14"}), ("read.time.legacy-wrapper.*",),
            lambda: [(legacy, "_absolute", _absolute_inner_offsets)]),
     Mutant("timestamp-search-goes-on", "a timestamp lookup searches past the chosen segment when it has no match", frozenset({"READ-15"}), ("read.time.*",),
