@@ -526,6 +526,13 @@ def _index_refused_before_its_file(self, file, base_offset, max_index_size=-1):
         raise
 
 
+def _index_size_rounded_up(self, file, base_offset, max_index_size=-1):
+    """A segment_index_bytes below one entry taken as one entry instead of refused."""
+    if 0 <= max_index_size < self.entry_size:
+        max_index_size = self.entry_size
+    _ORIGINAL["index_init"](self, file, base_offset, max_index_size)
+
+
 # --- close-time and missing-file bugs (issue 13 §2: seen only once the log is closed) ---
 
 
@@ -791,6 +798,8 @@ CATALOG = (
                     (Log, "truncate_fully_and_start_at", _truncate_without_checkpoint(_ORIGINAL["truncate_fully"]))]),
     Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-22"}), ("index.files.too-small-*",),
            lambda: [(abstract_index.AbstractIndex, "__init__", _index_refused_before_its_file)]),
+    Mutant("too-small-index-accepted", "a segment_index_bytes below one entry is taken as one entry", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
+           lambda: [(abstract_index.AbstractIndex, "__init__", _index_size_rounded_up)]),
 
     # --- close time and missing files (issue 13 §2) ---
     Mutant("close-index-keyed-by-base-offset", "the offset index is written at close keyed by each batch's base offset", frozenset({"INDEX-14"}), ("index.*",),
