@@ -10,6 +10,7 @@ from conformance.check_rules import epochs_a_refusal_may_add
 BEFORE = [[1, 0], [2, 5]]
 
 
+@pytest.mark.req("APPEND-27")
 @pytest.mark.parametrize(
     ("before", "after"),
     [
@@ -23,6 +24,7 @@ def test_append_27_accepts_entries_at_or_above_the_leo(before, after):
     assert epochs_a_refusal_may_add(before, after, log_end_offset=8)
 
 
+@pytest.mark.req("APPEND-27")
 @pytest.mark.parametrize(
     "after",
     [
