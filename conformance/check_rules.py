@@ -8,8 +8,14 @@ implementation may differ and the check is SHOULD:
   (rebuilds): every exact-entries check, index lookup and golden index comparison;
 * the size of an untrimmed index file rests on INDEX-2 (preallocation), and of a trimmed
   one on the number of entries, i.e. on placement;
-* whether a rolled-in segment's index files exist yet rests on ROLL-20, and whether an
-  empty ``.txnindex`` exists on INDEX-21.
+* whether a rolled-in segment's index files exist yet rests on ROLL-20, a new log's first
+  ones on MODEL-13, an empty ``leader-epoch-checkpoint`` on CKPT-B-1, and whether an empty
+  ``.txnindex`` exists on INDEX-21.
+
+A MAY leaves both answers open, so its check accepts both: the leader epoch entries a
+refused append may leave (APPEND-27, ``epochs_a_refusal_may_add``). Which rules are SHOULD
+or MAY rather than MUST is spec/README.md §1.6's contract: a MUST is what a client of the log
+or an implementation loading its directory can observe.
 
 A golden difference names the rule of the field that differs (RESPONSE_FIELD_RULES,
 LOG_FIELD_RULES) rather than every rule of the scenario; a field no single rule defines
