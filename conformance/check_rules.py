@@ -8,6 +8,7 @@ implementation may differ and the check is SHOULD:
   (rebuilds): every exact-entries check, index lookup and golden index comparison;
 * the size of an untrimmed index file rests on INDEX-2 (preallocation), and of a trimmed
   one on the number of entries, i.e. on placement;
+* whether a deleted segment's ``.deleted`` files exist rests on RET-14;
 * whether a rolled-in segment's index files exist yet rests on ROLL-20, a new log's first
   ones on MODEL-13, an empty ``leader-epoch-checkpoint`` on CKPT-B-1, and whether an empty
   ``.txnindex`` exists on INDEX-21.
@@ -28,6 +29,7 @@ INDEX_KINDS = ("index", "timeindex")
 APPEND_PLACEMENT, REBUILD_PLACEMENT = "INDEX-7", "INDEX-8"
 PREALLOCATION = "INDEX-2"
 LAZY_INDEXES = "ROLL-20"
+DELETED_FILES = "RET-14"  # a deleted segment's files renamed .deleted, removed after the delay
 EAGER_FILES = "MODEL-13"  # the first segment's indexes and the epoch file of a new log
 EMPTY_EPOCH_FILE = "CKPT-B-1"
 LAZY_TXN_INDEX = "INDEX-21"
@@ -132,6 +134,8 @@ def files_check_choice(
     """
     if key in ("offset_index", "time_index", "offset_lookup", "time_lookup"):
         return [placement(recovered)]
+    if marker == ".deleted":
+        return [DELETED_FILES]  # whether, and with which bytes: a deletion at once is as good
     if kind in INDEX_KINDS and not marker:
         if key == "size":
             return [placement(recovered)] if trimmed else [PREALLOCATION]

@@ -877,6 +877,10 @@ class Run(RunEpilogue):
                 choice = [
                     check_rules.LAZY_INDEXES if kind != "txnindex" else check_rules.LAZY_TXN_INDEX
                 ]
+            else:
+                choice = [check_rules.DELETED_FILES]
+        elif marker == ".deleted":
+            choice = [check_rules.DELETED_FILES]  # deleted at once instead (RET-13)
         label = f".{kind}{marker}" if kind else name.rpartition("/")[2]
         self.fail(
             category, f"{name} {where}", reqs,
