@@ -460,6 +460,7 @@ class Run(RunEpilogue):
                 trimmed=self.closed or (base is not None and base != active),
                 created_with_log=base == 0 and "MODEL-2" in self.s.requirements,
                 empty=path is not None and self._read(path) == b"",
+                name=problem.file or "",
             )  # fmt: skip
             subject = f".{kind}{marker}" if kind else (problem.file or "").rpartition("/")[2]
             rules, cause = reqs, f"files: {problem.key} {subject}".rstrip()
@@ -586,7 +587,7 @@ class Run(RunEpilogue):
             self._state_rules(response.result)
         if before is not None:
             after = self._observe()
-            if after != before:
+            if after != before and not (op == "append" and _only_epochs_added(before, after)):
                 changed = sorted(
                     k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
                 )
@@ -657,10 +658,13 @@ class Run(RunEpilogue):
         return result.get(key, ABSENT)
 
     def _state_rules(self, state: dict) -> None:
-        if state["recovery_point"] > state["log_end_offset"]:
+        # MODEL-4: above the LEO only at the base offset of a segment rolled in beyond it
+        active_base = max((s["base_offset"] for s in state["segments"]), default=0)
+        if state["recovery_point"] > max(state["log_end_offset"], active_base):
             self.fail(
                 "invariant",
-                f"recovery point {state['recovery_point']} above the LEO {state['log_end_offset']}",
+                f"recovery point {state['recovery_point']} above both the LEO "
+                f"{state['log_end_offset']} and the active segment's base offset {active_base}",
                 ["MODEL-4"],
                 cause="the recovery point above the LEO",
             )
@@ -849,8 +853,31 @@ class Run(RunEpilogue):
                     sorted(set(reqs) | {"TXN-B-5"}) if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
                     cause=f"{kind}: entries differ from the reference's",
                 )  # fmt: skip
+            elif fixed == "leader-epoch-checkpoint" and self._epochs_allowed(files, have, theirs):
+                continue  # APPEND-27: entries at the LEO that a refused append assigned
             else:
                 self._text_difference(name, fixed, have, want, theirs, reqs)
+
+    def _epochs_allowed(self, files: dict[str, bytes], have: bytes, theirs: bytes | None) -> bool:
+        """Whether the testee's epoch file is the reference's plus APPEND-27's entries, each
+        starting at or above the directory's LEO (the active segment's next offset)."""
+        logs = [
+            (base, name)
+            for name in files
+            if name.startswith(self.s.partition + "/")
+            for base, kind, marker in [disk.segment_file(name)]
+            if kind == "log" and not marker
+        ]
+        if not logs or theirs is None:
+            return False
+        base, name = max(logs)
+        batches = disk.decode(name, files[name]).get("batches") or []
+        leo = batches[-1]["last_offset"] + 1 if batches else base
+        mine = _epoch_entries(have) if have else []
+        ref = _epoch_entries(theirs) if theirs else []
+        if mine is None or ref is None:
+            return False
+        return check_rules.epochs_a_refusal_may_add(ref, mine, leo)
 
     def _existence_difference(self, name, have, golden, files, reqs) -> None:
         """A file one run has and the other does not."""
@@ -869,6 +896,8 @@ class Run(RunEpilogue):
         choice: list[str] = []
         if kind in SEGMENT_INDEX_KINDS and not marker:
             choice = [check_rules.LAZY_INDEXES]
+        elif name.endswith("leader-epoch-checkpoint") and missing and not golden[name]["size"]:
+            choice = [check_rules.EMPTY_EPOCH_FILE]
         elif kind == "txnindex" and not marker:
             if not missing and not have:
                 choice = [check_rules.LAZY_TXN_INDEX]
@@ -881,6 +910,10 @@ class Run(RunEpilogue):
                 choice = [
                     check_rules.LAZY_INDEXES if kind != "txnindex" else check_rules.LAZY_TXN_INDEX
                 ]
+            else:
+                choice = [check_rules.DELETED_FILES]
+        elif marker == ".deleted":
+            choice = [check_rules.DELETED_FILES]  # deleted at once instead (RET-13)
         label = f".{kind}{marker}" if kind else name.rpartition("/")[2]
         self.fail(
             category, f"{name} {where}", reqs,
@@ -958,6 +991,24 @@ def _same_entries(view: dict, want: dict) -> bool:
     if "entries" not in view or "entries" not in want:
         return False
     return sorted(view["entries"]) == sorted(want["entries"])
+
+
+def _only_epochs_added(before: tuple[dict, dict | None], after: tuple[dict, dict | None]) -> bool:
+    """A refused append whose one change is leader epoch entries APPEND-27 allows."""
+    (files_before, state), (files_after, state_after) = before, after
+    changed = [
+        k for k in set(files_before) | set(files_after) if files_before.get(k) != files_after.get(k)
+    ]
+    if state is None or state != state_after or len(changed) != 1:
+        return False
+    (name,) = changed
+    if not name.endswith("leader-epoch-checkpoint") or name not in files_after:
+        return False
+    old = _epoch_entries(files_before[name]) if files_before.get(name) else []  # CKPT-B-1
+    new = _epoch_entries(files_after[name])
+    if old is None or new is None:
+        return False
+    return check_rules.epochs_a_refusal_may_add(old, new, state["log_end_offset"])
 
 
 def _epoch_entries(data: bytes) -> list[list[int]] | None:

@@ -46,3 +46,26 @@ def test_fill_replaces_a_stale_section_and_refuses_an_unknown_one():
     assert placeholders.fill(filled) == filled
     with pytest.raises(KeyError):
         placeholders.fill("<!-- klogspec:nope -->\nx\n<!-- /klogspec:nope -->\n")
+
+
+BARE_MARKER = re.compile(
+    r"^<!-- klogspec:(?:diagram [\w-]+|adapter-methods|plugin-options|conformance-list) -->$"
+)
+LINK = re.compile(r"\[[^\]]+\]\([^)]+\)")
+
+
+def test_a_bare_marker_has_a_sentence_and_link_for_forge_readers():
+    """Where the build inserts a diagram or a table, the raw page says what and links to how
+    the site is built; the build drops that line (issue 28, 7)."""
+    bare = []
+    for page in sorted([*(REPO / "spec").rglob("*.md"), *(REPO / "docs").rglob("*.md")]):
+        lines = page.read_text(encoding="utf-8").splitlines()
+        for i, line in enumerate(lines):
+            if BARE_MARKER.match(line):
+                bare.append(page.name)
+                note = lines[i + 1] if i + 1 < len(lines) else ""
+                assert placeholders.FORGE_ONLY.match(note + "\n") and LINK.search(note), (
+                    f"{page.relative_to(REPO)}:{i + 1}: {line} needs a forge-only sentence with a link"
+                )
+                assert placeholders.strip_forge_notes(f"{line}\n{note}\n") == f"{line}\n"
+    assert len(bare) >= 9, bare

@@ -17,6 +17,9 @@ LEVELS = {"MUST", "SHOULD", "MAY"}
 FIELDS = ("id", "level", "page", "rule", "source")
 # How a page defines a requirement: "**BATCH-3** MUST:" (README §1.4).
 DEFINITION = re.compile(r"\*\*([A-Z]+(?:-[A-Z]+)?-\d+)\*\* (MUST|SHOULD|MAY):")
+# The whole definition line: the page's sentence is the rule's one source (issue 28, 6).
+DEFINITION_LINE = re.compile(r"^- \*\*([A-Z]+(?:-[A-Z]+)?-\d+)\*\* (?:MUST|SHOULD|MAY): (.+)$")
+LINK = re.compile(r"\[([^\]]*)\]\([^)]*\)")
 
 
 def load_requirements() -> list[dict]:
@@ -109,3 +112,27 @@ def test_each_id_is_defined_exactly_once_across_pages():
     counts = Counter(rid for defs in page_definitions().values() for rid, _level in defs)
     repeated = sorted(rid for rid, n in counts.items() if n > 1)
     assert not repeated, f"defined more than once: {repeated}"
+
+
+def page_rule_texts() -> dict[str, str]:
+    """Each requirement's sentence as its page defines it, links flattened to their text
+    (the form requirements.yaml keeps)."""
+    texts = {}
+    for path in sorted(SPEC.rglob("*.md")):
+        for line in path.read_text(encoding="utf-8").splitlines():
+            found = DEFINITION_LINE.match(line)
+            if found:
+                texts[found.group(1)] = LINK.sub(r"\1", found.group(2)).strip()
+    return texts
+
+
+def test_every_yaml_rule_is_its_page_sentence():
+    """The page is the source of a rule's text; requirements.yaml (and so
+    docs/requirements.md) copies it word for word, links flattened."""
+    texts = page_rule_texts()
+    drifted = [
+        f"{e['id']} ({e['page']}):\n  page: {texts[e['id']]}\n  yaml: {e['rule'].strip()}"
+        for e in load_requirements()
+        if e["id"] in texts and texts[e["id"]] != e["rule"].strip()
+    ]
+    assert not drifted, "rule texts differ; copy the page's sentence:\n" + "\n".join(drifted)

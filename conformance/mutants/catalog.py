@@ -28,10 +28,12 @@ from reference_impl.log import (
     roll,
     segment,
     time_index,
+    transaction_index,
 )
 from reference_impl.log.fetch import FetchDataInfo
 
 from .mutant import Mutant
+from .timestamps import TIMESTAMP_MUTANTS
 
 Seg = segment.LogSegment
 Log = log.Log
@@ -524,6 +526,13 @@ def _index_refused_before_its_file(self, file, base_offset, max_index_size=-1):
         raise
 
 
+def _index_size_rounded_up(self, file, base_offset, max_index_size=-1):
+    """A segment_index_bytes below one entry taken as one entry instead of refused."""
+    if 0 <= max_index_size < self.entry_size:
+        max_index_size = self.entry_size
+    _ORIGINAL["index_init"](self, file, base_offset, max_index_size)
+
+
 # --- close-time and missing-file bugs (issue 13 §2: seen only once the log is closed) ---
 
 
@@ -589,6 +598,14 @@ def _close_without_leo_snapshot(self):
         _ORIGINAL["log_close"](self)
     finally:
         del psm.take_snapshot
+
+
+def _close_lowering_recovery_point(self):
+    """A close that 'flushes to the LEO' by setting the recovery point to it, even when a roll
+    beyond the LEO left it above (FLUSH-7 keeps it)."""
+    if not self.closed:
+        self.local_log.recovery_point = min(self.local_log.recovery_point, self.log_end_offset)
+    return _ORIGINAL["log_close"](self)
 
 
 def _close_without_marker(self):
@@ -690,6 +707,8 @@ CATALOG = (
            lambda: _truncate_keeping("recovery_point")),
     Mutant("truncate-reads-largest-timestamp-first", "a truncation reads the segment's largest timestamp before truncating its time index", frozenset({"TRUNC-9"}), ("truncate.largest-timestamp*",),
            lambda: [(Seg, "truncate_to", _truncate_after_reading_largest_timestamp)]),
+    Mutant("truncation-keeps-txnindex-entries", "a truncation leaves the .txnindex as it was", frozenset({"TRUNC-16"}), ("transactions.lso.after-truncate", "transactions.truncate.*"),
+           lambda: [(transaction_index.TransactionIndex, "truncate_to", lambda self, offset: None)]),
     Mutant("truncate-leo-at-last-batch", "the LEO after truncation is the end of the kept batches", frozenset({"TRUNC-6"}), ("truncate.*",),
            lambda: [(local_log.LocalLog, "truncate_to", _local_truncate_leo_at_last_batch)]),
     # --- retention, flush, checkpoints, epochs ---
@@ -703,6 +722,8 @@ CATALOG = (
            lambda: [(local_log.LocalLog, "mark_flushed", lambda self, offset: None)]),
     Mutant("close-without-final-time-entry", "close does not append the largest timestamp to the time index", frozenset({"FLUSH-8"}), ("flush.close.*",),
            lambda: [(Seg, "close", _close_without_time_entry)]),
+    Mutant("close-lowers-recovery-point", "close sets the recovery point to the LEO when a roll beyond the LEO left it above", frozenset({"FLUSH-7"}), ("flush.close.*", "model.recovery-point.*"),
+           lambda: [(Log, "close", _close_lowering_recovery_point)]),
     Mutant("log-start-offset-not-persisted", "the log start offset is never written to its checkpoint", frozenset({"CKPT-B-6"}), ("flush.close.*",),
            lambda: [(Log, "_write_checkpoints", _write_checkpoints_without_log_start)]),
     # --- recovery ---
@@ -775,8 +796,10 @@ CATALOG = (
     Mutant("no-checkpoint-at-truncation", "a truncation leaves the recovery-point checkpoint of the last close", frozenset({"CKPT-B-9"}), ("flush.checkpoints.after-truncation",),
            lambda: [(Log, "truncate_to", _truncate_without_checkpoint(_ORIGINAL["truncate_log"])),
                     (Log, "truncate_fully_and_start_at", _truncate_without_checkpoint(_ORIGINAL["truncate_fully"]))]),
-    Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
+    Mutant("too-small-index-without-file", "a too-small index is refused before its file is created", frozenset({"INDEX-22"}), ("index.files.too-small-*",),
            lambda: [(abstract_index.AbstractIndex, "__init__", _index_refused_before_its_file)]),
+    Mutant("too-small-index-accepted", "a segment_index_bytes below one entry is taken as one entry", frozenset({"INDEX-3"}), ("index.files.too-small-*",),
+           lambda: [(abstract_index.AbstractIndex, "__init__", _index_size_rounded_up)]),
 
     # --- close time and missing files (issue 13 §2) ---
     Mutant("close-index-keyed-by-base-offset", "the offset index is written at close keyed by each batch's base offset", frozenset({"INDEX-14"}), ("index.*",),
@@ -796,3 +819,4 @@ CATALOG = (
     Mutant("load-leo-from-last-base-offset", "a load sets the LEO to the last batch's base offset + 1", frozenset({"LOAD-24"}), ("append.*", "index.*"),
            lambda: [(loader.LogLoader, "_delete_segments_if_log_start_greater_than_log_end", _log_end_from_last_base_offset)]),
 )  # fmt: skip
+CATALOG += TIMESTAMP_MUTANTS

@@ -98,6 +98,7 @@ NO_SIDEBAR = {kafka_tests.PAGE, "requirements.md", "pipeline.md"}
 
 def on_page_markdown(markdown: str, page, config, files) -> str:
     src = page.file.src_uri
+    markdown = placeholders.strip_forge_notes(markdown)
     if src in NO_SIDEBAR:
         page.meta.setdefault("hide", ["navigation"])
     if python_api.has_marker(markdown):

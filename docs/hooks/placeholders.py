@@ -46,6 +46,16 @@ _PAIR = re.compile(
 )
 
 
+# a line for readers of the raw markdown (on a forge) where the build inserts a diagram or
+# a table at a bare marker: the build drops it (issue 28, 7)
+FORGE_ONLY = re.compile(r"^.*<!-- forge-only -->[ \t]*\n", re.M)
+
+
+def strip_forge_notes(markdown: str) -> str:
+    """``markdown`` without its forge-only lines."""
+    return FORGE_ONLY.sub("", markdown)
+
+
 def names(markdown: str) -> list[str]:
     """The generated sections a page holds, in order."""
     return [m.group("name") for m in _PAIR.finditer(markdown)]

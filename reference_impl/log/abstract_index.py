@@ -105,8 +105,8 @@ class AbstractIndex:
         newly_created = not self.file.exists()
         fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
         if newly_created and max_index_size < self.entry_size:
-            # INDEX-3: Kafka creates the file (AbstractIndex.java:90), then refuses the size
-            # (99-101): a 0-byte file is left
+            # INDEX-3, INDEX-22: Kafka creates the file (AbstractIndex.java:90), then refuses
+            # the size (99-101): a 0-byte file is left
             os.close(fd)
             raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
         self._handle = os.fdopen(fd, "r+b", buffering=0)

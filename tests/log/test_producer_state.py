@@ -401,6 +401,34 @@ def test_deleted_segments_take_their_snapshots_with_them(tmp_path, clock):
     log.close()
 
 
+@pytest.mark.req("SNAP-B-9", "RECOV-5", "SNAP-B-8")
+def test_a_load_deletes_the_snapshots_above_a_recovered_segment_outright(tmp_path, clock):
+    """LogLoader.recoverSegment rebuilds the producer state to the segment's base first, which
+    deletes the snapshots above it; the segment its cut then removes leaves no
+    .snapshot.deleted (SNAP-B-8 renames only for retention and truncation)."""
+    log = create_log(tmp_path, clock)
+    produce(log, PID, 0, 0)
+    log.roll()
+    produce(log, PID, 0, 1)
+    produce(log, PID, 0, 2)
+    log.roll()
+    produce(log, PID, 0, 3)
+    assert snapshot_offsets(log) == [1, 3]
+    log.crash()
+    segment = log.dir / f"{1:020d}.log"
+    data = bytearray(segment.read_bytes())
+    data[len(data) // 2 + 40] ^= 0xFF  # inside offset 2's batch, under its CRC
+    segment.write_bytes(bytes(data))
+    (tmp_path / "recovery-point-offset-checkpoint").write_text("0\n1\ntopic 0 1\n")
+    log = create_log(tmp_path, clock)
+    assert log.log_end_offset == 2
+    assert snapshot_offsets(log) == [1, 2]
+    assert not list(log.dir.glob("*.snapshot.deleted"))
+    assert (log.dir / f"{3:020d}.log.deleted").exists()
+    produce(log, PID, 0, 2)  # the state is segment 1's: sequence 1 was the last
+    log.close()
+
+
 @pytest.mark.req("RECOV-19")
 def test_recovery_rebuilds_the_transaction_index(tmp_path, clock):
     """Kafka's testRecoverTransactionIndex, testFullTransactionIndexRecovery and

@@ -84,6 +84,7 @@ def test_collect_aborted_transactions(index):
         assert result.is_complete is complete
 
 
+@pytest.mark.req("TRUNC-16")
 def test_truncate(index):
     txns = [
         AbortedTxn(0, 0, 10, 2),
@@ -99,6 +100,23 @@ def test_truncate(index):
     assert index.collect_aborted_txns(0, 100).aborted_transactions == txns[:3]
     index.reset()
     assert index.collect_aborted_txns(0, 100).aborted_transactions == []
+
+
+@pytest.mark.req("TRUNC-16", "TRUNC-17")
+def test_a_truncation_below_every_entry_keeps_the_file_empty(index, file):
+    """TransactionIndex.truncateTo cuts the file at the first entry reaching the offset: below
+    every entry that leaves a 0-byte file, not a deleted one; an offset no entry reaches
+    changes nothing."""
+    for txn in TXNS:
+        index.append(txn)
+    index.truncate_to(15)
+    assert index.collect_aborted_txns(0, 100).aborted_transactions == TXNS[:1]
+    index.truncate_to(10)
+    assert file.exists() and file.stat().st_size == 0
+    index.append(AbortedTxn(4, 8, 9, 9))  # the last offset is forgotten with the entries
+    assert index.collect_aborted_txns(0, 100).aborted_transactions == [AbortedTxn(4, 8, 9, 9)]
+    index.truncate_to(100)
+    assert file.stat().st_size == 34
 
 
 @pytest.mark.req("TXN-1")

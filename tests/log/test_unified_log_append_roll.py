@@ -169,8 +169,9 @@ def test_message_set_size_check(tmp_path, clock):
 
 @pytest.mark.req("APPEND-1", "APPEND-21", "MODEL-11")
 def test_message_set_size_check_leaves_the_epoch_cache_alone(tmp_path, clock):
-    """append.md's Deviation: the segment-size check comes before the epoch cache update
-    (Kafka updates the cache first, so a refused set leaves an epoch entry behind)."""
+    """The segment-size check comes before the epoch cache update: of the two answers
+    APPEND-27 allows, the reference takes the one that changes nothing (Kafka updates the
+    cache first, so a refused set leaves an epoch entry at the LEO behind)."""
     message_set = batch(0, "You", "bethe")
     log = create_log(tmp_path, clock, segment_bytes=len(message_set) - 1)
     with pytest.raises(KafkaLogError):
@@ -519,7 +520,7 @@ def test_roll_deletes_stale_files_of_the_new_base(tmp_path, clock):
     assert not (log.dir / "00000000000000000001.txnindex").exists()
 
 
-@pytest.mark.req("INDEX-3")
+@pytest.mark.req("INDEX-3", "INDEX-22")
 def test_too_small_segment_index_bytes_fails_where_the_index_is_created(tmp_path, clock):
     """10 bytes hold an 8-byte offset entry but no 12-byte time entry: the open that creates
     the time index fails and, as Kafka's AbstractIndex does, leaves a 0-byte .timeindex
@@ -548,7 +549,7 @@ def test_legacy_follower_batch_empties_the_epoch_cache(tmp_path, clock):
     assert (log.dir / "leader-epoch-checkpoint").read_text() == "0\n0\n"
 
 
-@pytest.mark.req("CKPT-B-1", "INDEX-2", "MODEL-2")
+@pytest.mark.req("CKPT-B-1", "INDEX-2", "MODEL-2", "MODEL-13")
 def test_new_log(tmp_path, clock):
     """A log created in an empty directory: one empty segment at 0 with its index files,
     an empty leader-epoch-checkpoint, every offset 0."""
