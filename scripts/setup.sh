@@ -25,6 +25,10 @@ fi
 if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ]; then
   need_apt+=(openjdk-17-jre-headless)
 fi
+# the Kafka testee from the release jars (conformance/kafka_testee/, --impl kafka:<version>) is
+# compiled by Maven: a JDK (javac) and maven
+command -v javac >/dev/null 2>&1 || need_apt+=(openjdk-17-jdk-headless)
+command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ -z "${KLOGSPEC_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)
 fi
