@@ -5,53 +5,29 @@
 runs in both checkpoint timings; a difference from the goldens fails unless
 ``conformance/expected-failures/kafka-releases.txt`` (every release) or
 ``kafka-<version>.txt`` (that release) lists it as a documented Deviation, and a listed test
-that passes or fails otherwise fails too. For now every run is behind ``--runslow``
-(the releases' differences are not triaged yet); the plan is the newest release in both modes
-on every run and the older ones behind ``--runslow`` in the kafka mode. Skipped, with the reason, without Java 17+ or Maven or when
-a release's jars do not resolve (no network and not in ~/.m2).
+that passes or fails otherwise fails too. For now every run is behind ``--runslow`` (the
+releases' differences are not all settled yet); the plan is the newest release in both modes on
+every run and the older ones behind ``--runslow`` in the kafka mode. Skipped, with the reason,
+without Java 17+ or Maven or when a release's jars do not resolve (no network, not in ~/.m2).
 """
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 
-from conformance import expected as xf
 from conformance.kafka_jars import KafkaJarsError, find_java, find_maven
+from conformance.kafka_versions import LISTS, RELEASES, SHARED_LIST, expected_for
 from conformance.suite import FAILED_STATUSES, run_suite
 from conformance.transport import CannotStart, resolve_impl
 
-LISTS = Path(__file__).resolve().parents[2] / "conformance" / "expected-failures"
-RELEASES = ("4.0.2", "4.1.2", "4.2.2", "4.3.1", "4.4.0")  # the newest patch of each minor
 NEWEST = RELEASES[-1]
-SHARED = LISTS / "kafka-releases.txt"
-# Until the releases' differences are triaged (fixed in the adapter or listed as Deviations), every
-# run is behind --runslow; then the newest release runs in both modes on every run.
+# Until the releases' differences are settled (fixed in the adapter or written into the spec),
+# every run is behind --runslow; then the newest release runs in both modes on every run.
 MATRIX = [
     pytest.param(NEWEST, "kafka", id=f"{NEWEST}-kafka", marks=pytest.mark.slow),
     pytest.param(NEWEST, "reference", id=f"{NEWEST}-reference", marks=pytest.mark.slow),
     *(pytest.param(v, "kafka", id=f"{v}-kafka", marks=pytest.mark.slow) for v in RELEASES[:-1]),
 ]
-
-
-def expected_failures(path: Path) -> dict[str, xf.Expectation]:
-    found, problems = xf.load(path)
-    assert not problems, problems
-    return found
-
-
-def release_list(version: str):
-    return LISTS / f"kafka-{version}.txt"
-
-
-def expected_for(version: str) -> dict[str, xf.Expectation]:
-    listed = expected_failures(SHARED)
-    if release_list(version).is_file():
-        extra = expected_failures(release_list(version))
-        assert not set(extra) & set(listed), f"{release_list(version).name} repeats {SHARED.name}"
-        listed |= extra
-    return listed
 
 
 @pytest.fixture(scope="module")
@@ -70,7 +46,14 @@ def test_the_releases_are_the_newest_patch_of_each_minor():
 
 def test_every_release_list_names_a_release():
     names = {p.name for p in LISTS.glob("kafka-[0-9]*.txt")}
-    assert names <= {release_list(v).name for v in RELEASES}
+    assert names <= {f"kafka-{v}.txt" for v in RELEASES}
+    assert SHARED_LIST.is_file()
+
+
+def test_every_list_loads_without_repeats():
+    """expected_for refuses a malformed line and a release list that repeats the shared one."""
+    for version in RELEASES:
+        assert expected_for(version)
 
 
 @pytest.mark.parametrize(("version", "mode"), MATRIX)
@@ -81,7 +64,7 @@ def test_the_suite_on_a_kafka_release(tools, version, mode):
     except CannotStart as exc:
         pytest.skip(str(exc))
     suite = run_suite(impl, expected=listed, timeout=60)
-    assert suite.hello is not None and version in suite.hello.get("version", ""), suite.hello
+    assert suite.hello is not None and suite.hello.get("version") == version, suite.hello
     differences = [
         f"{o.id}: {o.status}"
         + (f" ({o.note})" if o.note else "")

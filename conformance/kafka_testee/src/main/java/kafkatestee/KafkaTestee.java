@@ -127,16 +127,19 @@ public final class KafkaTestee {
     JsonNode append(JsonNode args) {
         ByteArrayOutputStream bytes = new ByteArrayOutputStream();
         for (JsonNode b : args.get("batches")) bytes.writeBytes(Base64.getDecoder().decode(b.asText()));
-        ByteBuffer batches = ByteBuffer.wrap(bytes.toByteArray());
+        Object records = ReleaseLog.memoryRecords(ByteBuffer.wrap(bytes.toByteArray()));
         String origin = args.path("origin").asText("client");
         int leaderEpoch = args.get("leader_epoch").asInt();
         LogAppendInfo info;
         if (args.get("assign_offsets").asBoolean()) {
             AppendOrigin o = origin.equals("coordinator") ? AppendOrigin.COORDINATOR : AppendOrigin.CLIENT;
-            info = session.log.appendAsLeader(batches, leaderEpoch, o);
+            info = session.log.appendAsLeader(records, leaderEpoch, o);
         } else {
             if (!origin.equals("client")) throw new Errors.OperationError("INVALID_ARGUMENT", "origin of a follower append");
-            info = session.log.appendAsFollower(batches, leaderEpoch);
+            // the follower's current leader epoch: the model has none (a follower appends what the leader sent), and
+            // every release since the snapshot stops at a batch whose epoch is above it (hasHigherPartitionLeaderEpoch,
+            // KAFKA-18723): a follower that has learnt the leader's epoch, so no batch is above it
+            info = session.log.appendAsFollower(records, Integer.MAX_VALUE);
         }
         session.log.maybeIncrementHighWatermarkToLogEnd();
         boolean appended = info.validBytes() > 0;
@@ -144,7 +147,7 @@ public final class KafkaTestee {
         r.put("first_offset", appended ? info.firstOffset() : -1);
         r.put("last_offset", appended ? info.lastOffset() : -1);
         r.put("max_timestamp", info.maxTimestamp());
-        r.put("offset_of_max_timestamp", appended ? offsetOfMaxTimestamp(info, args.get("assign_offsets").asBoolean()) : -1L);
+        r.put("offset_of_max_timestamp", appended ? offsetOfMaxTimestamp(info, records, args.get("assign_offsets").asBoolean()) : -1L);
         r.put("log_append_time", info.logAppendTime());
         return r;
     }
@@ -152,22 +155,18 @@ public final class KafkaTestee {
     /**
      * NOT KAFKA'S ANSWER: no released LogAppendInfo carries the offset of the append's max timestamp (the 4.0 snapshot's
      * shallowOffsetOfMaxTimestamp is gone; LogSegment.append finds its own). The protocol requires the field, so the
-     * adapter derives it by APPEND-24 from the batches Kafka stored (read back through UnifiedLog.read): the last offset
-     * of the first batch carrying info.maxTimestamp(); -1 when that is -1, except a leader's compressed batch (its
-     * last offset). It checks the batches Kafka wrote, not a decision of Kafka's (docs/conformance/kafka-testee.md).
+     * adapter derives it by APPEND-24 from the input batches as Kafka's validation left them (LogValidator assigns
+     * offsets and max timestamps in place, a duplicate's too): the last offset of the first batch carrying
+     * info.maxTimestamp(); -1 when that is -1; a leader's compressed batch (rebuilt, not in place) its last offset.
+     * It reads what Kafka did; it is not a decision of Kafka's (docs/conformance/kafka-testee.md).
      */
-    long offsetOfMaxTimestamp(LogAppendInfo info, boolean leader) {
+    static long offsetOfMaxTimestamp(LogAppendInfo info, Object records, boolean leader) {
         long maxTimestamp = info.maxTimestamp();
-        FetchDataInfo stored = session.log.read(info.firstOffset(), Math.max(info.validBytes(), 1), FetchIsolation.HIGH_WATERMARK, true);
-        for (Object batch : (Iterable<?>) ReleaseLog.call(ReleaseLog.field(stored, "records"), "batches")) {
-            long last = (Long) ReleaseLog.call(batch, "lastOffset");
-            if (last > info.lastOffset()) break;
-            if (maxTimestamp == -1L) {
-                boolean compressed = !String.valueOf(ReleaseLog.call(batch, "compressionType")).equalsIgnoreCase("none");
-                if (leader && compressed) return info.lastOffset();
-                continue;
-            }
-            if ((Long) ReleaseLog.call(batch, "maxTimestamp") == maxTimestamp) return last;
+        for (Object batch : (Iterable<?>) ReleaseLog.call(records, "batches")) {
+            boolean compressed = !String.valueOf(ReleaseLog.call(batch, "compressionType")).equalsIgnoreCase("none");
+            if (leader && compressed) return info.lastOffset();
+            if (maxTimestamp != -1L && (Long) ReleaseLog.call(batch, "maxTimestamp") == maxTimestamp)
+                return (Long) ReleaseLog.call(batch, "lastOffset");
         }
         return -1L;
     }
@@ -198,14 +197,15 @@ public final class KafkaTestee {
 
     /**
      * Partition.deleteRecordsOnLeader (the offset -1 is the high watermark; a negative one is out of range), then the
-     * retention pass that Kafka's retention thread runs next (UnifiedLog.deleteOldSegments), at once.
+     * log-start pass of the retention that Kafka's retention thread runs later (deleteLogStartOffsetBreachedSegments,
+     * the first pass of deleteOldSegments), at once: RET-4's definition.
      */
     int deleteRecords(long offset) {
         long converted = offset == -1L ? session.log.longValue("highWatermark") : offset;
         if (converted < 0)
             throw new Errors.OperationError("OFFSET_OUT_OF_RANGE", "The offset " + converted + " for partition is not valid");
         session.log.maybeIncrementLogStartOffset(converted, LogStartOffsetIncrementReason.ClientRecordDeletion);
-        int deleted = session.log.deleteOldSegments();
+        int deleted = session.log.deleteLogStartOffsetBreachedSegments();
         session.log.maybeIncrementHighWatermarkToLogEnd();
         return deleted;
     }

@@ -101,10 +101,12 @@ final class ReleaseLog {
      * The topic config that carries the protocol's segment_bytes. Since 4.1 segment.bytes is at least 1 MiB (KIP-1030)
      * and Kafka's own tests set smaller segments through {@code internal.segment.bytes}
      * (LogConfig.INTERNAL_SEGMENT_BYTES_CONFIG, which LogConfig.segmentSize() prefers); the testee does the same
-     * below 1 MiB. 4.0 has no such key and refuses what its segment.bytes validator refuses.
+     * from 14 bytes (4.0's minimum) to 1 MiB. 4.0 has no such key and takes segment.bytes from 14 bytes.
      */
     static String segmentBytesKey(long segmentBytes) {
-        if (segmentBytes >= 1024 * 1024) return org.apache.kafka.common.config.TopicConfig.SEGMENT_BYTES_CONFIG;
+        // at least 1 MiB, or below 14 (LegacyRecord.RECORD_OVERHEAD_V0, 4.0's minimum): segment.bytes, which accepts
+        // or refuses it as a topic creation does
+        if (segmentBytes >= 1024 * 1024 || segmentBytes < 14) return org.apache.kafka.common.config.TopicConfig.SEGMENT_BYTES_CONFIG;
         try {
             return (String) LogConfig.class.getField("INTERNAL_SEGMENT_BYTES_CONFIG").get(null);
         } catch (ReflectiveOperationException e) {
@@ -112,8 +114,8 @@ final class ReleaseLog {
         }
     }
 
-    LogAppendInfo appendAsLeader(ByteBuffer batches, int leaderEpoch, AppendOrigin origin) {
-        Object records = memoryRecords(batches);
+    /** records: a MemoryRecords of this release ({@link #memoryRecords}). */
+    LogAppendInfo appendAsLeader(Object records, int leaderEpoch, AppendOrigin origin) {
         if (SCALA) return (LogAppendInfo) call(log, "appendAsLeader", records, leaderEpoch, origin,
                 RequestLocal.noCaching(), VerificationGuard.SENTINEL);
         if (findMethod(UNIFIED_LOG, "appendAsLeader", 6) != null)
@@ -123,8 +125,8 @@ final class ReleaseLog {
         return (LogAppendInfo) call(log, "appendAsLeader", records, leaderEpoch, origin);
     }
 
-    LogAppendInfo appendAsFollower(ByteBuffer batches, int leaderEpoch) {
-        return (LogAppendInfo) call(log, "appendAsFollower", memoryRecords(batches), leaderEpoch);
+    LogAppendInfo appendAsFollower(Object records, int leaderEpoch) {
+        return (LogAppendInfo) call(log, "appendAsFollower", records, leaderEpoch);
     }
 
     FetchDataInfo read(long startOffset, int maxLength, FetchIsolation isolation, boolean minOneMessage) {
@@ -163,6 +165,24 @@ final class ReleaseLog {
     }
 
     int deleteOldSegments() { return (Integer) call(log, "deleteOldSegments"); }
+
+    /**
+     * The first of deleteOldSegments' three passes alone (segments wholly below the log start offset): Kafka's own
+     * private UnifiedLog.deleteLogStartOffsetBreachedSegments, the same name in every 4.x release, called by reflection.
+     */
+    int deleteLogStartOffsetBreachedSegments() {
+        try {
+            Method m = UNIFIED_LOG.getDeclaredMethod("deleteLogStartOffsetBreachedSegments");
+            m.setAccessible(true);
+            return (Integer) m.invoke(log);
+        } catch (InvocationTargetException e) {
+            Throwable cause = e.getCause();
+            if (cause instanceof RuntimeException) throw (RuntimeException) cause;
+            throw new KafkaCheckedException(cause);
+        } catch (ReflectiveOperationException e) {
+            throw new IllegalStateException("this Kafka release has no UnifiedLog.deleteLogStartOffsetBreachedSegments", e);
+        }
+    }
 
     /** fetchOffsetByTimestamp without remote storage: the found (timestamp, offset, leader epoch), if any. */
     Optional<Object> fetchOffsetByTimestamp(long targetTimestamp) {
