@@ -42,6 +42,20 @@ def expected_for(version: str) -> dict[str, xf.Expectation]:
     return listed
 
 
+def differences(suite, shown: int = 5) -> list[str]:
+    """Each test of a suite run that failed otherwise than its expected-failure line says (or
+    passed although listed), with its first failures; then the lists' own problems."""
+    from .suite import FAILED_STATUSES
+
+    return [
+        f"{o.id}: {o.status}"
+        + (f" ({o.note})" if o.note else "")
+        + "".join(f"\n    {f.message}" for f in o.result.failures[:shown])
+        for o in suite.outcomes
+        if o.status in FAILED_STATUSES
+    ] + suite.list_problems
+
+
 def column(version: str, mode: str) -> str:
     return f"{version} {mode}"
 

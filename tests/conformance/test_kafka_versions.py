@@ -16,8 +16,8 @@ from __future__ import annotations
 import pytest
 
 from conformance.kafka_jars import KafkaJarsError, find_java, find_maven
-from conformance.kafka_versions import LISTS, RELEASES, SHARED_LIST, expected_for
-from conformance.suite import FAILED_STATUSES, run_suite
+from conformance.kafka_versions import LISTS, RELEASES, SHARED_LIST, differences, expected_for
+from conformance.suite import run_suite
 from conformance.transport import CannotStart, resolve_impl
 
 NEWEST = RELEASES[-1]
@@ -65,15 +65,9 @@ def test_the_suite_on_a_kafka_release(tools, version, mode):
         pytest.skip(str(exc))
     suite = run_suite(impl, expected=listed, timeout=60)
     assert suite.hello is not None and suite.hello.get("version") == version, suite.hello
-    differences = [
-        f"{o.id}: {o.status}"
-        + (f" ({o.note})" if o.note else "")
-        + "".join(f"\n    {f.message}" for f in o.result.failures[:3])
-        for o in suite.outcomes
-        if o.status in FAILED_STATUSES
-    ]
-    assert not differences and not suite.list_problems, (
+    found = differences(suite, shown=3)
+    assert not found, (
         f"Kafka {version} --checkpoints={mode}: {suite.summary_line}; differences that are not "
-        "listed Deviations:\n" + "\n".join(differences + suite.list_problems)
+        "listed Deviations:\n" + "\n".join(found)
     )
     assert suite.count("xfail") == len(listed)
