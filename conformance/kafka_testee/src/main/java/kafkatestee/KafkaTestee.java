@@ -37,6 +37,7 @@ public final class KafkaTestee {
     static final ObjectMapper JSON = new ObjectMapper();
 
     final Session session;
+    final Cleaning cleaning = new Cleaning();
 
     KafkaTestee(Session.Options options) { this.session = new Session(options); }
 
@@ -102,6 +103,7 @@ public final class KafkaTestee {
             case "delete_old_segments":
                 return JSON.createObjectNode().put("deleted_segments", session.log.deleteOldSegments());
             case "fetch_offset_by_timestamp": return fetchOffsetByTimestamp(args.get("timestamp").asLong());
+            case "clean": return cleaning.clean(session, args, session.time);
             case "state": return session.state();
             case "close":
                 session.close();
