@@ -37,7 +37,8 @@ public final class KafkaTestee {
     static final ObjectMapper JSON = new ObjectMapper();
 
     final Session session;
-    final Cleaning cleaning = new Cleaning();
+    /** LogCleanerManager of the open log; a new one at each open (its map of logs holds that log). */
+    Cleaning cleaning = new Cleaning();
 
     KafkaTestee(Session.Options options) { this.session = new Session(options); }
 
@@ -81,7 +82,9 @@ public final class KafkaTestee {
     JsonNode run(String op, JsonNode args) throws Exception {
         switch (op) {
             case "hello": return hello();
-            case "open": return session.open(args);
+            case "open":
+                cleaning = new Cleaning();
+                return session.open(args);
             case "append": return append(args);
             case "read": return read(args);
             case "roll": {
