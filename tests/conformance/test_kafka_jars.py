@@ -118,3 +118,20 @@ def test_a_version_maven_central_lacks_is_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("KLOGSPEC_CACHE", str(tmp_path / "cache"))
     with pytest.raises(KafkaJarsError, match="does not resolve"):
         build(MODULE_DIR, "4.99.0")
+
+
+def test_classpath_resolves_artifacts_through_a_generated_pom(tmp_path, monkeypatch):
+    monkeypatch.setenv("KLOGSPEC_CACHE", str(tmp_path / "cache"))
+    seen = {}
+
+    def maven(module_dir, version, out):
+        seen["pom"] = (module_dir / "pom.xml").read_text()
+        (out / "classpath.txt").write_text("/k/kafka-tools.jar")
+
+    monkeypatch.setattr(kafka_jars, "_maven", maven)
+    assert kafka_jars.classpath("4.3.1", ["kafka-tools", "org.slf4j:slf4j-simple"]) == [
+        "/k/kafka-tools.jar"
+    ]
+    assert "<artifactId>kafka-tools</artifactId>" in seen["pom"]
+    assert "<groupId>org.slf4j</groupId>" in seen["pom"]
+    assert "<groupId>org.apache.kafka</groupId>" in seen["pom"]

@@ -5,9 +5,10 @@
 runs in both checkpoint timings; a difference from the goldens fails unless
 ``conformance/expected-failures/kafka-releases.txt`` (every release) or
 ``kafka-<version>.txt`` (that release) lists it as a documented Deviation, and a listed test
-that passes or fails otherwise fails too. For now every run is behind ``--runslow`` (the
-releases' differences are not all settled yet); the plan is the newest release in both modes on
-every run and the older ones behind ``--runslow`` in the kafka mode. Skipped, with the reason,
+that passes or fails otherwise fails too. For now the whole-suite runs are behind
+``--runslow`` (the releases' differences are not all settled yet) and every run has a smoke run
+of three families on the newest release; the plan is the newest release in both modes on every
+run and the older ones behind ``--runslow`` in the kafka mode. Skipped, with the reason,
 without Java 17+ or Maven or when a release's jars do not resolve (no network, not in ~/.m2).
 """
 
@@ -17,6 +18,7 @@ import pytest
 
 from conformance.kafka_jars import KafkaJarsError, find_java, find_maven
 from conformance.kafka_versions import LISTS, RELEASES, SHARED_LIST, differences, expected_for
+from conformance.scenarios import load_all
 from conformance.suite import run_suite
 from conformance.transport import CannotStart, resolve_impl
 
@@ -54,6 +56,24 @@ def test_every_list_loads_without_repeats():
     """expected_for refuses a malformed line and a release list that repeats the shared one."""
     for version in RELEASES:
         assert expected_for(version)
+
+
+# Families on which every release agrees with the goldens (docs/conformance/kafka-versions.md):
+# a quick run on every CI run, so that the adapter cannot break unnoticed while the matrix
+# is behind --runslow.
+SMOKE_FAMILIES = ("epoch.", "flush.", "transactions.")
+
+
+def test_a_smoke_run_on_the_newest_release(tools):
+    try:
+        impl = resolve_impl(f"kafka:{NEWEST}")
+    except CannotStart as exc:
+        pytest.skip(str(exc))
+    scenarios = [s for s in load_all() if s.id.startswith(SMOKE_FAMILIES)]
+    assert len(scenarios) >= 40
+    suite = run_suite(impl, scenarios, expected=expected_for(NEWEST), timeout=60)
+    found = differences(suite, shown=3)
+    assert not found and suite.count("passed") == len(scenarios), "\n".join(found)
 
 
 @pytest.mark.parametrize(("version", "mode"), MATRIX)
