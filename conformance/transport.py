@@ -117,8 +117,8 @@ def _python_env() -> dict[str, str]:
 
 
 def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
-    """``reference``, ``module:attr``, an entry point of ``klogspec.implementations``, or
-    ``cmd:<command line>``. ``transport`` ``subprocess`` serves an in-process factory
+    """``reference``, ``module:attr``, an entry point of ``klogspec.implementations``,
+    ``cmd:<command line>`` or ``kafka:<version>`` (Kafka's release jars). ``transport`` ``subprocess`` serves an in-process factory
     through ``python -m conformance.testee --factory`` (the JSON-lines path end to end);
     ``inproc`` is refused for a command."""
     if spec.startswith("cmd:"):
@@ -128,6 +128,8 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         if not command:
             raise ValueError("cmd: needs a command line")
         return ImplSpec(spec, "subprocess", command=command)
+    if spec.startswith("kafka:"):
+        return _kafka_impl(spec)
     if spec == "reference":
         factory = "conformance.reference:factory"
     elif ":" in spec:
@@ -145,6 +147,18 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         command = [sys.executable, "-P", "-m", "conformance.testee", "--factory", factory]
         return ImplSpec(f"{spec} (subprocess)", "subprocess", command=command, env=_python_env())
     return ImplSpec(spec, "inproc", factory=factory)
+
+
+def _kafka_impl(spec: str) -> ImplSpec:
+    """``kafka:<version> [flags]``: the Kafka testee of that release (conformance/kafka_testee_cli.py)."""
+    from .kafka_jars import KafkaJarsError
+    from .kafka_testee_cli import parse_kafka_impl, testee_command
+
+    version, flags = parse_kafka_impl(spec)
+    try:
+        return ImplSpec(spec, "subprocess", command=testee_command(version, flags))
+    except KafkaJarsError as exc:
+        raise CannotStart(spec, str(exc)) from None
 
 
 def _check_module(spec: str) -> None:

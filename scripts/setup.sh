@@ -27,8 +27,9 @@ if ! command -v java >/dev/null 2>&1 || [ "$(java_major)" -lt 17 ] \
   || ! command -v javac >/dev/null 2>&1; then
   need_apt+=(openjdk-17-jdk-headless)
 fi
-# Maven resolves Kafka's release jars from Maven Central (conformance/broker_jars.py): the
-# real-broker corpus and the dump differential (pytest marker broker).
+# Maven resolves Kafka's release jars from Maven Central and compiles our modules against them
+# (a JDK: javac): the Kafka testee (conformance/kafka_testee/, --impl kafka:<version>), the
+# real-broker corpus and the dump differential (conformance/kafka_broker/, pytest marker broker).
 command -v mvn >/dev/null 2>&1 || need_apt+=(maven)
 if [ -z "${KLOGSPEC_NO_BROWSER:-}" ] && ! command -v chromium >/dev/null 2>&1; then
   need_apt+=(chromium)

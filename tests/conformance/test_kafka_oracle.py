@@ -16,14 +16,15 @@ from __future__ import annotations
 import os
 import re
 import shutil
-import subprocess
 from pathlib import Path
 
 import pytest
 import yaml
 
 from conformance import expected as xf
-from conformance.suite import FAILED_STATUSES, run_suite
+from conformance.kafka_jars import java_major
+from conformance.kafka_versions import differences
+from conformance.suite import run_suite
 from conformance.transport import resolve_impl
 
 REPO = Path(__file__).resolve().parents[2]
@@ -39,23 +40,6 @@ def oracle_run_sh() -> Path:
     return where if where.is_file() else where / "run.sh"
 
 
-def java_major() -> int | None:
-    java = shutil.which("java")
-    if java is None:
-        return None
-    try:
-        out = subprocess.run(
-            [java, "-version"], capture_output=True, text=True, timeout=60, check=False
-        )
-    except (OSError, subprocess.TimeoutExpired):
-        return None
-    found = re.search(r'version "(\d+)(?:\.(\d+))?', out.stderr + out.stdout)
-    if not found:
-        return None
-    major = int(found.group(1))
-    return int(found.group(2) or 0) if major == 1 else major  # "1.8.0" is Java 8
-
-
 @pytest.fixture(scope="module")
 def oracle() -> Path:
     run_sh = oracle_run_sh()
@@ -64,7 +48,8 @@ def oracle() -> Path:
             f"the Kafka testee is not here ({run_sh}): set KLOGSPEC_KAFKA_ORACLE or place it "
             "at ../shared/kafka-oracle"
         )
-    major = java_major()
+    java = shutil.which("java")
+    major = java_major(java) if java else None
     if major is None or major < 17:
         pytest.skip(f"the Kafka testee needs Java 17+ (found {major or 'no java'})")
     return run_sh
@@ -92,7 +77,12 @@ def expected_in_mode(mode: str) -> dict[str, xf.Expectation]:
 
 @pytest.mark.parametrize(
     "path",
-    [EXPECTED, *(mode_list(m) for m in MODES if mode_list(m).is_file())],
+    [
+        EXPECTED,
+        *(mode_list(m) for m in MODES if mode_list(m).is_file()),
+        *sorted(LISTS.glob("kafka-releases.txt")),  # the release testee's (test_kafka_versions.py)
+        *sorted(LISTS.glob("kafka-[0-9]*.txt")),
+    ],
     ids=lambda p: p.name,
 )
 def test_each_expected_failure_is_a_documented_deviation(path):
@@ -122,15 +112,9 @@ def test_the_suite_agrees_with_kafka(oracle, mode):
     impl = resolve_impl(f"cmd:{oracle} --checkpoints={mode}")
     suite = run_suite(impl, expected=listed, timeout=30)
     assert suite.hello is not None, f"the Kafka testee did not answer hello ({impl.name})"
-    differences = [
-        f"{o.id}: {o.status}"
-        + (f" ({o.note})" if o.note else "")
-        + "".join(f"\n    {f.message}" for f in o.result.failures[:5])
-        for o in suite.outcomes
-        if o.status in FAILED_STATUSES
-    ]
-    assert not differences and not suite.list_problems, (
+    found = differences(suite)
+    assert not found, (
         f"--checkpoints={mode}: {suite.summary_line}; differences from Kafka's code that are "
-        "not listed Deviations:\n" + "\n".join(differences + suite.list_problems)
+        "not listed Deviations:\n" + "\n".join(found)
     )
     assert suite.count("xfail") == len(listed)
