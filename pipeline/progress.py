@@ -57,23 +57,28 @@ class JobProgress:
         return self
 
     def _poll(self) -> None:
-        tracker = self.context.statusTracker()
         while not self.done.wait(POLL_SECONDS):
-            tasks = completed = 0
-            for job in tracker.getJobIdsForGroup(self.group):
-                info = tracker.getJobInfo(job)
-                for stage in info.stageIds if info else ():
-                    stage_info = tracker.getStageInfo(stage)
-                    if stage_info is not None:
-                        tasks += stage_info.numTasks
-                        completed += stage_info.numCompletedTasks
-            if tasks:
-                self.bar.update(self.total * completed // tasks)
-                self.bar.describe(f"{self.label}: {completed} of {tasks} tasks")
+            self.update()
+
+    def update(self) -> None:
+        """The bar moved to the share of the job group's tasks completed so far."""
+        tracker = self.context.statusTracker()
+        tasks = completed = 0
+        for job in tracker.getJobIdsForGroup(self.group):
+            info = tracker.getJobInfo(job)
+            for stage in info.stageIds if info else ():
+                stage_info = tracker.getStageInfo(stage)
+                if stage_info is not None:
+                    tasks += stage_info.numTasks
+                    completed += stage_info.numCompletedTasks
+        if tasks:
+            self.bar.update(self.total * completed // tasks)
+            self.bar.describe(f"{self.label}: {completed} of {tasks} tasks")
 
     def __exit__(self, *exc_info) -> None:
         self.done.set()
         if self.thread.is_alive():
             self.thread.join()
+            self.update()  # the last tasks, finished since the last poll
             self.bar.__exit__(*exc_info)
         self.context.setLocalProperty("spark.jobGroup.id", None)

@@ -82,3 +82,23 @@ def test_summary_seconds_are_the_whole_command(spark, tmp_path, monkeypatch):
     assert steps[0].startswith("Spark ready in ")
     assert steps[1:3] == ["listed 1 segments of 1 partitions, 224 bytes",
                           "checked 1 segments: 1 findings"]  # fmt: skip
+
+
+def test_the_progress_bar_follows_the_spark_job_s_tasks(spark):
+    """On a terminal and over 64 MiB, the bar moves with the job's completed tasks (polled
+    from Spark's status tracker) and ends full when the job is done."""
+    import io
+
+    from rich.console import Console
+
+    from pipeline.progress import JobProgress
+
+    console = Console(file=io.StringIO(), force_terminal=True, width=100)
+    total = 1 << 30
+    with JobProgress(spark, "checking", total, console) as progress:
+        spark.sparkContext.parallelize(range(6), 6).map(lambda n: time.sleep(0.3) or n).collect()
+    assert progress.bar.completed == total
+    assert progress.bar.bar.tasks[0].description == "checking: 6 of 6 tasks"
+    with JobProgress(spark, "checking", 1 << 20, console) as small:  # under 64 MiB: no bar
+        spark.sparkContext.parallelize(range(2), 2).collect()
+    assert small.bar.bar is None
