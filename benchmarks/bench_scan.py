@@ -139,12 +139,12 @@ class Child:
     """A side of the figure in its own process (``python -m benchmarks.bench_scan``): it
     starts (a Spark session, for a scan), then runs one pass over a tree per ``run()``."""
 
-    def __init__(self, side: str, log: Path):
+    def __init__(self, side: str, log: Path, conf: dict | None = None):
         self.side = side
         # a file, not a pipe, so a chatty JVM cannot fill it; closed by close()
         self.log = open(log, "w+b")  # noqa: SIM115
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "benchmarks.bench_scan", side],
+            [sys.executable, "-m", "benchmarks.bench_scan", side, json.dumps(conf or {})],
             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=self.log, cwd=REPO,
             text=True, bufsize=1,
         )  # fmt: skip
@@ -158,8 +158,9 @@ class Child:
         tail = self.log.read().decode(errors="replace")[-2000:]
         raise RuntimeError(f"{self.side} exited {self.process.returncode}: {tail}")
 
-    def run(self, tree: Path) -> dict:
-        self.process.stdin.write(f"run {tree}\n")
+    def run(self, tree: Path, verb: str = "run") -> dict:
+        """One pass: ``run`` a scan of ``tree``, or ``extract`` it (a Spark side only)."""
+        self.process.stdin.write(f"{verb} {tree}\n")
         self.process.stdin.flush()
         return self.reply()
 
@@ -174,10 +175,11 @@ class Child:
         self.log.close()
 
 
-def _serve(side: str) -> None:
-    """The child: ``side`` is a Spark master (``local[2]``) or ``verify``. Replies one line
-    when started (``session_seconds``), then one per ``run TREE`` line read (``seconds``,
-    what the pass went through and its findings)."""
+def _serve(side: str, conf: str = "{}") -> None:
+    """The child: ``side`` is a Spark master (``local[2]``, ``spark://...`` with the
+    settings ``conf``, JSON) or ``verify``. Replies one line when started
+    (``session_seconds``), then one per ``run TREE`` line read (``seconds``, what the pass
+    went through and its findings) or ``extract TREE`` (bench_cluster.extract_pass)."""
     started = time.perf_counter()
     if side == "verify":
         from klogspec.verify.run import VerifyStats, verify_paths
@@ -190,7 +192,7 @@ def _serve(side: str) -> None:
         from pipeline.scan import scan
         from pipeline.session import spark_session
 
-        spark = spark_session(side, quiet=True)
+        spark = spark_session(side, json.loads(conf), quiet=True)
 
         def one_pass(tree: str):
             run = scan(spark, [tree])
@@ -199,6 +201,10 @@ def _serve(side: str) -> None:
     _answer({"session_seconds": time.perf_counter() - started})
     for command in sys.stdin:
         verb, _, tree = command.strip().partition(" ")
+        if verb == "extract" and side != "verify":
+            from .bench_cluster import extract_pass
+
+            _answer(extract_pass(spark, tree))
         if verb != "run":
             continue
         start = time.perf_counter()

@@ -16,6 +16,7 @@ from reference_impl import _speedups
 
 from . import (
     bench_append,
+    bench_cluster,
     bench_conformance,
     bench_corpus,
     bench_decode,
@@ -40,7 +41,7 @@ from .workload import RecordShape, parse_size
 
 MODULES = [
     bench_verify, bench_corpus, bench_decode, bench_extract, bench_append, bench_recover,
-    bench_kafka, bench_conformance, bench_memory, bench_scan,
+    bench_kafka, bench_conformance, bench_memory, bench_scan, bench_cluster,
 ]  # fmt: skip
 DEFAULT_SIZE = "512MiB"
 DEFAULT_MEMORY_SIZE = "2GiB"
@@ -96,7 +97,7 @@ def main(argv: list[str] | None = None) -> int:
         size=size, memory_size=memory_size, quick=args.quick,
         repeats=args.repeats or (1 if args.quick else 3),
         shape=RecordShape(value_bytes=args.value_bytes), tmp=tmp, out=args.out,
-        profile=args.profile,
+        profile=args.profile, only=tuple(args.only),
     )  # fmt: skip
     entries = [entry for module in MODULES for entry in module.figures(ctx)]
     if args.exact:  # a child measuring the pure-Python path of given figures

@@ -147,6 +147,7 @@ class Context:
     tmp: Path
     out: Path
     profile: bool = False
+    only: tuple[str, ...] = ()  # --only's name prefixes: a figure asked for by name
     wall: dict = field(default_factory=dict)  # best wall seconds of the last timed_pair
 
     def timed_pair(

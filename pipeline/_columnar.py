@@ -21,6 +21,7 @@ from reference_impl.records import Compression, ControlRecordType, decompress
 from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
 
 from .chunks import ChunkBuilder
+from .schema import MILLIS
 
 CONTROL_TYPES = [kind.name for kind in ControlRecordType]
 _CONTROL_INDEX = {name: i for i, name in enumerate(CONTROL_TYPES)}
@@ -78,7 +79,7 @@ class ColumnarChunkBuilder(ChunkBuilder):
         valid = None if present.all() else pa.array(present)
         records = {
             "offset": _numbers(columns.offset, pa.int64(), valid),
-            "timestamp": _numbers(columns.timestamp, pa.int64(), valid),
+            "timestamp": _numbers(columns.timestamp, pa.int64(), valid).cast(MILLIS),
             "sequence": _numbers(columns.sequence, pa.int32(), valid),
             "key": columns.key.array(pa, pa.binary()),
             "value": columns.value.array(pa, pa.binary()),

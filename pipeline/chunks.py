@@ -13,6 +13,8 @@ from __future__ import annotations
 import numpy as np
 import pyarrow as pa
 
+from .schema import built_as
+
 MAX_ROWS = 10_000  # Spark's spark.sql.execution.arrow.maxRecordsPerBatch default
 MAX_BYTES = 8 << 20
 
@@ -96,7 +98,7 @@ class ChunkBuilder:
                     pa.repeat(pa.scalar(self.constants[field.name], field.type), self.rows)
                 )
                 continue
-            column = pa.array(columns[field.name], field.type)
+            column = pa.array(columns[field.name], built_as(field.type)).cast(field.type)
             if take is not None and field.name not in self.record_fields:
                 column = column.take(take)
             arrays.append(column)

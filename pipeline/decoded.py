@@ -131,19 +131,22 @@ def _source(row: dict) -> dict:
             "log_timestamp": row["timestamp"]}  # fmt: skip
 
 
-def write_decoded_tables(spark, frame, out: str, mode: str) -> dict[str, int]:
-    """``OUT/_offset_commits`` and ``OUT/_cluster_metadata`` from the record-level ``frame``;
-    the rows each holds."""
-    counts = {}
-    for name, function, columns in (
-        ("_offset_commits", offset_commits, OFFSET_COMMIT_COLUMNS),
-        ("_cluster_metadata", metadata_records, METADATA_RECORD_COLUMNS),
-    ):
+def write_decoded_tables(spark, frame, out: str, mode: str) -> None:
+    """``OUT/_offset_commits`` and ``OUT/_cluster_metadata`` from the record-level ``frame``."""
+    for name, function, columns in _TABLES:
         table = frame.mapInArrow(function, _spark_schema(columns))
-        path = f"{out.rstrip('/')}/{name}"
-        table.write.mode(mode).parquet(path)
-        counts[name.lstrip("_")] = spark.read.parquet(path).count()
-    return counts
+        table.write.mode(mode).parquet(f"{out.rstrip('/')}/_{name}")
+
+
+def decoded_table_rows(spark, out: str) -> dict[str, int]:
+    """The rows each table of ``write_decoded_tables`` holds under ``out``."""
+    return {name: spark.read.parquet(f"{out.rstrip('/')}/_{name}").count() for name, *_ in _TABLES}
+
+
+_TABLES = (
+    ("offset_commits", offset_commits, OFFSET_COMMIT_COLUMNS),
+    ("cluster_metadata", metadata_records, METADATA_RECORD_COLUMNS),
+)
 
 
 def _spark_schema(columns):

@@ -22,6 +22,7 @@ from collections import Counter
 from dataclasses import dataclass, field
 from functools import partial
 
+from klogspec.cli import stderr_console
 from klogspec.verify import (
     Finding,
     LogDirPlan,
@@ -34,12 +35,14 @@ from klogspec.verify import (
     verify_segment,
 )
 
+from .progress import JobProgress
 from .splits import DEFAULT_OPEN_COST, deal
 from .storage import filesystem
 
 # Verify reads about 2 GB/s per core and a Spark task costs about 25 ms: a task per
 # 512 MiB keeps that cost near a tenth of the work (benchmarks/README.md, scan-scaling).
 SCAN_GROUP_BYTES = 512 * 1024 * 1024
+_console = stderr_console()
 
 SEGMENT_COLUMNS = [
     ("log_dir", "string", "the log directory (null for a partition outside one)"),
@@ -96,15 +99,26 @@ class ScanRun:
     warnings: list[str] = field(default_factory=list)
 
 
-def scan(spark, paths, *, deep: bool = False, max_message_bytes: int | None = None) -> ScanRun:
-    """Verify ``paths`` (local paths, or mounts every executor sees at the same path)."""
+def scan(
+    spark, paths, *, deep: bool = False, max_message_bytes: int | None = None, status=None
+) -> ScanRun:
+    """Verify ``paths`` (local paths, or mounts every executor sees at the same path);
+    ``status`` (progress.Status) is told each step and draws the progress bar."""
     started = time.perf_counter()
     warnings: list[str] = []
     plans = discover(paths, warn=warnings.append)
     units = list(dict.fromkeys(u for plan in plans for u in plan.units()))
-    results = check_segments(spark, units, deep=deep, max_message_bytes=max_message_bytes)
+    total = sum(_size(u.log) for u in units)
+    if status is not None:
+        partitions = sum(len(plan.partitions) for plan in plans)
+        status.say(f"listed {len(units)} segments of {partitions} partitions, {total:,} bytes")
+    checks = {"deep": deep, "max_message_bytes": max_message_bytes}
+    with JobProgress(spark, "checking", total if status and status.enabled else 0, _console):
+        results = check_segments(spark, units, **checks)
     stats = VerifyStats()
     findings = [f for plan in plans for f in verify_plan(plan, results.__getitem__, stats)]
+    if status is not None:
+        status.say(f"checked {len(units)} segments: {len(findings)} findings")
     return ScanRun(
         list(map(str, paths)), plans, results, findings, stats,
         time.perf_counter() - started, warnings,
@@ -173,15 +187,30 @@ def finding_rows(run: ScanRun) -> list[tuple]:
     ]
 
 
-def summary(run: ScanRun, status: int, master: str | None = None) -> dict:
-    """verify's summary object, with the exit status and what the run was."""
+@dataclass(frozen=True)
+class Timing:
+    """When the command started (``time.perf_counter()``) and how long Spark took to start
+    in it: ``seconds`` in the summary is the whole command's wall time up to the summary."""
+
+    started: float
+    spark_seconds: float
+
+
+def summary(
+    run: ScanRun, status: int, master: str | None = None, timing: Timing | None = None
+) -> dict:
+    """verify's summary object, with the exit status and what the run was: ``seconds``
+    the whole command (``timing``), or the scan's alone when there is no ``timing``."""
+    seconds = time.perf_counter() - timing.started if timing else run.seconds
     return {
         **run.stats.to_dict(), "exitStatus": status, "paths": run.paths, "master": master,
-        "seconds": round(run.seconds, 3), "warnings": run.warnings,
+        "seconds": round(seconds, 3),
+        "sparkSeconds": round(timing.spark_seconds, 3) if timing else None,
+        "warnings": run.warnings,
     }  # fmt: skip
 
 
-def write_report(spark, run: ScanRun, out: str, status: int) -> dict:
+def write_report(spark, run: ScanRun, out: str, status: int, timing: Timing | None = None) -> dict:
     """Write ``out``/segments, ``out``/findings (Parquet, one file each) and
     ``out``/summary.json, replacing an earlier report there; returns the summary."""
     out = out.rstrip("/")
@@ -191,7 +220,7 @@ def write_report(spark, run: ScanRun, out: str, status: int) -> dict:
     ):
         frame = spark.createDataFrame(rows, ddl(columns))
         frame.coalesce(1).write.mode("overwrite").parquet(f"{out}/{name}")
-    report = summary(run, status, spark.sparkContext.master)
+    report = summary(run, status, spark.sparkContext.master, timing)
     fs, inner = filesystem(f"{out}/summary.json")
     with fs.open_output_stream(inner) as stream:
         stream.write((json.dumps(report, indent=2) + "\n").encode())

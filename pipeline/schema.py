@@ -15,6 +15,11 @@ from __future__ import annotations
 
 import pyarrow as pa
 
+# Spark's Kafka source types ``timestamp`` as a timestamp. Spark's TimestampType is
+# microseconds (Arrow's us/UTC, which a Python data source must return); the rows are built
+# from the stored milliseconds as MILLIS and cast, and extract writes them back as MILLIS.
+MILLIS = pa.timestamp("ms", tz="UTC")
+TIMESTAMP = pa.timestamp("us", tz="UTC")
 HEADER = pa.struct([("key", pa.string()), ("value", pa.binary())])
 
 _WHERE = [
@@ -30,8 +35,9 @@ RECORD_COLUMNS = [
     ("batch_base_offset", pa.int64(), "first offset of the batch"),
     ("batch_last_offset", pa.int64(), "last offset of the batch"),
     ("offset", pa.int64(), "the record's offset"),
-    ("timestamp", pa.int64(), "ms since the epoch (the batch's max timestamp under "
-                              "LogAppendTime; -1 for magic 0)"),
+    ("timestamp", TIMESTAMP, "the record's time, in milliseconds, UTC (the batch's max "
+                             "timestamp under LogAppendTime; -1 ms for magic 0, as Spark's "
+                             "Kafka source has it)"),
     ("timestamp_type", pa.string(), "CreateTime, LogAppendTime or NoTimestampType"),
     ("key", pa.binary(), "record key (null when absent)"),
     ("value", pa.binary(), "record value (null for a tombstone)"),
@@ -90,6 +96,12 @@ def columns(level: str, on_error: str) -> list[tuple[str, pa.DataType, str]]:
         raise ValueError(f"on_error must be one of {', '.join(ON_ERROR)}, not {on_error!r}")
     base = RECORD_COLUMNS if level == "record" else BATCH_COLUMNS
     return base + ERROR_COLUMNS if on_error == "report" else list(base)
+
+
+def built_as(type_: pa.DataType) -> pa.DataType:
+    """The type a column's Python values are built as before the cast to ``type_``: a
+    timestamp's are the stored milliseconds."""
+    return MILLIS if type_ == TIMESTAMP else type_
 
 
 def arrow_schema(level: str, on_error: str) -> pa.Schema:

@@ -7,12 +7,18 @@
   run this interpreter (``sys.executable``, unless PYSPARK_PYTHON is set: a ``python3``
   found on PATH may lack pyarrow), the driver binds to 127.0.0.1 (no traffic leaves the
   machine, no hostname lookup), and the web UI is off.
+
+``jvm_output`` names a file for everything the JVM prints (its start-up warnings, log4j's
+lines, the stack traces of failed tasks, and the stderr of the Python workers it forks in
+local mode): the commands keep it off the terminal unless ``--spark-log-level`` asks.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+
+LOG_LEVELS = ("ALL", "DEBUG", "INFO", "WARN", "ERROR", "FATAL", "OFF")
 
 
 def _local_parallelism(master: str) -> int:
@@ -23,37 +29,62 @@ def _local_parallelism(master: str) -> int:
 
 
 def spark_session(
-    master: str | None = None, conf: dict[str, str] | None = None, *, quiet: bool = False
+    master: str | None = None,
+    conf: dict[str, str] | None = None,
+    *,
+    quiet: bool = False,
+    log_level: str | None = None,
+    jvm_output: str | None = None,
 ):
     """The active session, else a new one (see the module docstring); ``conf`` adds Spark
-    settings, ``quiet`` keeps Spark's own logging to errors (the CLI's choice)."""
+    settings, ``quiet`` turns off Spark's console progress bar and keeps its logging to
+    errors unless ``log_level`` names another level; ``jvm_output`` is where a JVM started
+    here writes its stdout and stderr (None: this process's)."""
     from pyspark.sql import SparkSession
 
     spark = SparkSession.getActiveSession()
     if spark is None:
-        builder = SparkSession.builder.appName("klogspec")
+        settings = {"spark.app.name": "klogspec"}
         if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit
-            master = master or "local[*]"
-            builder = builder.master(master).config("spark.ui.enabled", "false")
-            if master.startswith("local"):
-                os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
-                os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
-                os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
-                shuffle = str(_local_parallelism(master))
-                builder = (
-                    builder.config("spark.driver.bindAddress", "127.0.0.1")
-                    .config("spark.driver.host", "127.0.0.1")
-                    .config("spark.sql.shuffle.partitions", shuffle)
-                )
-            if quiet:
-                builder = builder.config("spark.ui.showConsoleProgress", "false")
-        for key, value in (conf or {}).items():
-            builder = builder.config(key, value)
+            settings.update(_embedded(master or "local[*]", quiet))
+        settings.update(conf or {})
+        builder = SparkSession.builder
+        if jvm_output is not None and "PYSPARK_GATEWAY_PORT" not in os.environ:
+            _start_context(settings, jvm_output)  # the settings are the context's
+        else:
+            for key, value in settings.items():
+                builder = builder.config(key, value)
         spark = builder.getOrCreate()
-        if quiet:
-            spark.sparkContext.setLogLevel("ERROR")
+        if quiet or log_level:
+            spark.sparkContext.setLogLevel(log_level or "ERROR")
     register(spark)
     return spark
+
+
+def _embedded(master: str, quiet: bool) -> dict[str, str]:
+    settings = {"spark.master": master, "spark.ui.enabled": "false"}
+    if master.startswith("local"):
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+        os.environ.setdefault("PYSPARK_DRIVER_PYTHON", sys.executable)
+        os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
+        settings["spark.driver.bindAddress"] = "127.0.0.1"
+        settings["spark.driver.host"] = "127.0.0.1"
+        settings["spark.sql.shuffle.partitions"] = str(_local_parallelism(master))
+    if quiet:
+        settings["spark.ui.showConsoleProgress"] = "false"
+    return settings
+
+
+def _start_context(settings: dict[str, str], jvm_output: str) -> None:
+    """Start the JVM with its output going to ``jvm_output``, and the SparkContext in it
+    (the session builder then finds it active). pyspark's own launcher, given the file."""
+    from pyspark import SparkConf, SparkContext
+    from pyspark.java_gateway import launch_gateway
+
+    spark_conf = SparkConf(loadDefaults=False).setAll(list(settings.items()))
+    with open(jvm_output, "ab") as output:  # the JVM keeps its own descriptor
+        gateway = launch_gateway(spark_conf, popen_kwargs={"stdout": output, "stderr": output})
+    SparkContext(conf=spark_conf, gateway=gateway)
 
 
 def register(spark) -> None:

@@ -21,6 +21,7 @@ from functools import lru_cache
 
 import pyarrow.fs as pafs
 
+HADOOP_SCHEMES = {"s3a": "s3", "s3n": "s3"}  # Hadoop's names for S3, as Spark users write them
 WINDOW = 1 << 20  # bytes read ahead per positional read (as the reference scanner's chunk)
 
 
@@ -50,6 +51,7 @@ def filesystem(path: str) -> tuple[pafs.FileSystem, str]:
     if not is_url(path):
         return pafs.LocalFileSystem(), os.path.abspath(path.removeprefix("file://"))
     scheme, rest = path.split("://", 1)
+    scheme = HADOOP_SCHEMES.get(scheme, scheme)
     authority, _, key = rest.partition("/")
     fs = _url_filesystem(f"{scheme}://{authority}")
     if isinstance(fs, pafs.PyFileSystem):

@@ -122,3 +122,25 @@ def test_both_paths_print_a_line_and_write_a_file_each(tmp_path):
     assert lines == [["verify-16k", "compiled"], ["verify-16k", "pure"]]
     for stem, path in (("verify-16k", "compiled"), ("verify-16k.pure", "pure")):
         assert json.loads((tmp_path / f"{stem}.json").read_text())["path"] == path
+
+
+@pytest.mark.spark
+@pytest.mark.cluster
+def test_the_cluster_figures_run_when_asked(tmp_path):
+    """A quick run skips the cluster figures (five JVMs); ``--only cluster`` runs them: a
+    standalone master and two workers (pipeline/standalone.py, as the cluster tests), scan
+    and extract timed on it and on local[1], each pass checked to go through the whole tree."""
+    result = subprocess.run(
+        [sys.executable, str(RUN), "--quick", "--only", "cluster", "--path", PATH, "--out",
+         str(tmp_path)],
+        capture_output=True, text=True, timeout=1200,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    for name in ("cluster-scan", "cluster-extract"):
+        data = json.loads((tmp_path / f"{name}{SUFFIX}.json").read_text())
+        if data["status"] == "SKIP":  # no pyspark or no Java here
+            assert "quick run" not in data["note"], data["note"]
+            continue
+        assert data["status"] == "INFO" and data["note"].startswith("the tree is 16 MiB"), name
+        assert set(data["details"]["wall_seconds"]) == {"local[1]", "cluster"}
+        assert data["details"]["master"].startswith("spark://127.0.0.1:")

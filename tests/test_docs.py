@@ -289,7 +289,7 @@ def test_benchmarks_page_from_results(tmp_path):
     )
     page = generated.benchmarks_page(tmp_path)
     assert "Not yet measured" not in page
-    assert "[Batch-level verify](#verify-16k)" in page and "0.55" in page
+    assert "| [`verify-16k`](#verify-16k) | Batch-level verify |" in page and "0.55" in page
     assert page.count('class="klog-chart"') == 2
     assert "commit `0123456789`" in page
     empty = generated.benchmarks_page(tmp_path / "nowhere")
@@ -823,5 +823,71 @@ def test_diagrams_render(server, desktop, phone, name):
         assert not missing, (device, missing)
         if device == "phone":
             assert box["width"] >= 0.79 * 680 and box["scroll"] > box["client"], box
+            # and it says so: a visible line above it, a fading right edge (site.js)
+            cue = viewport.evaluate(
+                f"(() => {{ const f = document.querySelector('#figure-{name} .klog-scroll-frame');"
+                " const h = f && f.querySelector('.klog-scroll-hint');"
+                " return f && [f.classList.contains('klog-more-right'), h.offsetHeight > 0,"
+                " h.textContent, getComputedStyle(f, '::after').width]; })()"
+            )
+            assert cue and cue[:2] == [True, True] and "scroll sideways" in cue[2], cue
+            assert cue[3] != "auto" and float(cue[3].removesuffix("px")) > 20, cue
         shot = _shot(viewport, f"diagram-{name}-{device}", f"#figure-{name}")
         assert shot.stat().st_size > 5_000
+
+
+def test_benchmark_chart_is_readable_on_a_phone():
+    """The ratio chart (issue 20 §6): a legend, a log scale with its decades, the table's
+    names as labels, and drawn at a phone's width so its 11 px text is not shrunk there."""
+    generated = _generated()
+    rows = [("verify-16k", 0.89, 0.8, "#a7c957", "0.89"), ("extract (pure)", 0.07, 0.5, "#f4a261",
+            "0.07"), ("verify-kafka", 15.1, None, "#8ecae6", "15.11")]  # fmt: skip
+    svg = generated.bar_chart_svg(rows, "ours / baseline", "1: as fast as the baseline")
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", svg)
+    for legend in ("meets its target", "misses it", "no target: reported only", "target",
+                   "1: as fast as the baseline"):  # fmt: skip
+        assert legend in texts, legend
+    assert {"0.01", "0.1", "1", "10", "100"} <= set(texts)  # one mark per decade
+    assert {"verify-16k", "extract (pure)", "verify-kafka"} <= set(texts)
+    assert re.search(r'viewBox="0 0 360 \d+" width="360"', svg)  # 1:1 on a 390 px screen
+    widths = {}
+    for label in ("verify-16k", "extract (pure)"):
+        row = re.search(
+            re.escape(f">{label}: ") + r'.*?<rect x="[\d.]+" [^>]*?width="([\d.]+)"', svg
+        )
+        widths[label] = float(row.group(1))
+    parity = float(re.search(r'<line x1="([\d.]+)"[^>]*stroke-width="1.2"', svg).group(1))
+    assert widths["extract (pure)"] > 3 * widths["verify-16k"]  # log: 0.07 is far from 1, 0.89 near
+    assert parity > 100  # bars below 1 go left of the parity line
+
+
+def test_reading_order_links_its_files_to_the_source(site):
+    """``repo_url`` (mkdocs.yml) is the header's link, and each file of the reading order
+    links to its source there, breakable only after a slash."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    Loader.add_constructor("!ENV", lambda loader, node: loader.construct_sequence(node)[-1])
+    config = yaml.load((REPO / "mkdocs.yml").read_text(), Loader=Loader)  # noqa: S506
+    repo_url = config["repo_url"]
+    page = _page(site, "reading-order.md")
+    links = re.findall(
+        r'<a class="klog-source" href="([^"]+)"><code>([^<]*(?:<wbr>[^<]*)*)</code>', page
+    )
+    assert len(links) >= 30
+    for href, code in links:
+        path = code.replace("<wbr>", "")
+        assert href == f"{repo_url}/blob/main/{path}" and (REPO / path).is_file(), href
+    assert f'href="{repo_url}"' in _page(site, "index.md")
+
+
+def test_the_agreement_page_is_for_users():
+    """No issue numbers or history of how it got there; how to run the Kafka testee."""
+    text = (REPO / "docs" / "conformance" / "kafka-agreement.md").read_text()
+    for phrase in (r"\bissue \d+", r"\(issue", r"\bBefore \(", r"\bnow (requires|says)",
+                   r"\bsuite at [0-9a-f]{7}", r"\bcame with the fixes"):  # fmt: skip
+        assert not re.search(phrase, text), phrase
+    assert "klogspec conformance --impl kafka:" in text
+    assert "klogspec kafka-testee command --kafka-version" in text

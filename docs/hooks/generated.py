@@ -8,11 +8,13 @@ from __future__ import annotations
 import base64
 import html
 import json
+import math
 import re
 import tempfile
 import tomllib
 from pathlib import Path
 
+import cli_examples
 import click
 from decoded_examples import decoded_dumps_section
 from spec_pages import Requirement
@@ -98,7 +100,7 @@ def _help_markdown(text: str) -> str:
 
 
 def _command_section(
-    name: str, command: click.Command, parent: click.Context, level: int
+    name: str, command: click.Command, parent: click.Context, level: int, example=None
 ) -> list[str]:
     ctx = click.Context(command, info_name=name, parent=parent)
     usage = " ".join(command.collect_usage_pieces(ctx))
@@ -126,6 +128,8 @@ def _command_section(
             "</div>",
             "",
         ]
+    if example is not None:  # a real run, checked by tests/test_cli_examples.py
+        out += cli_examples.markdown(example)
     if isinstance(command, click.Group):
         for sub in command.list_commands(ctx):
             out += _command_section(sub, command.get_command(ctx, sub), ctx, level + 1)
@@ -140,7 +144,9 @@ def cli_page(repo: Path) -> str:
         "",
         "Generated from the `klogspec` command itself when the site was built: the click "
         "group `klogspec.cli:main` and the commands other packages register under the "
-        "entry-point group `klogspec.commands` (declared in `pyproject.toml`).",
+        "entry-point group `klogspec.commands` (declared in `pyproject.toml`). Each command "
+        "has one real example, run on two small partitions (`orders-0`, closed cleanly, and "
+        "`orders-1`, crashed mid-append) and checked by the tests to print what it shows.",
         "",
         _help_markdown(main.help or ""),
         "",
@@ -160,8 +166,9 @@ def cli_page(repo: Path) -> str:
         "command's own text below says what counts.",
         "",
     ]
+    examples = cli_examples.load()
     for name, command in commands.items():
-        out += _command_section(name, command, ctx, 2)
+        out += _command_section(name, command, ctx, 2, examples.get(name))
     out += decoded_dumps_section()
     return "\n".join(out + _dump_vs_kafka(repo))
 
@@ -315,45 +322,87 @@ def _run_text(run: dict) -> str:
 
 
 CHART_CHAR_W = 6.7  # px per character of the charts' 11 px monospace labels (generous)
+CHART_W = 360  # the charts' width: 1:1 on a 390 px phone, so 11 px text stays 11 px
+LEGEND = [
+    (STATUS_COLORS["PASS"], "meets its target"), (STATUS_COLORS["MISS"], "misses it"),
+    (NEUTRAL, "no target: reported only"),
+]  # fmt: skip
 
 
-def bar_chart_svg(rows: list[tuple[str, float, float | None, str, str]], title: str) -> str:
-    """Horizontal bars: (label, value, marker or None, colour, value text) per row; the
-    marker (a target) is a vertical tick."""
-    bar_h, gap, label_w, chart_w, top = 20, 8, 190, 430, 26
-    height = top + len(rows) * (bar_h + gap) + 6
-    width = label_w + chart_w + 120
-    peak = max([abs(v) for _, v, *_ in rows] + [m for _, _, m, *_ in rows if m] + [1e-9])
-    scale = chart_w / peak
+def _decades(values: list[float]) -> tuple[float, float]:
+    """The powers of ten around ``values`` (and 1): the log axis's ends."""
+    positive = [v for v in values if v > 0] + [1.0]
+    return 10 ** math.floor(math.log10(min(positive))), 10 ** math.ceil(math.log10(max(positive)))
+
+
+def _legend(parity: str) -> tuple[list[str], int]:
+    """The legend's SVG and its height: the bar colours, the target tick, the parity line."""
+    parts, x, y = [], 8.0, 14
+    items = [(f'<rect x="{{x}}" y="{{y}}" width="12" height="10" rx="2" fill="{c}" '
+              'stroke="#37474f"/>', text) for c, text in LEGEND]  # fmt: skip
+    items += [
+        ('<line x1="{x6}" x2="{x6}" y1="{y}" y2="{y10}" stroke="#d62828" stroke-width="2"/>',
+         "target"),
+        ('<line x1="{x6}" x2="{x6}" y1="{y}" y2="{y10}" stroke="#37474f" stroke-dasharray="3 2"/>',
+         parity),
+    ]  # fmt: skip
+    for shape, text in items:
+        width = 18 + CHART_CHAR_W * len(text)
+        if x + width > CHART_W:
+            x, y = 8.0, y + 16
+        parts.append(shape.format(x=x, y=y - 9, x6=x + 6, y10=y + 1))
+        parts.append(f'<text class="klog-tick" x="{x + 16}" y="{y}">{html.escape(text)}</text>')
+        x += width + 10
+    return parts, y + 8
+
+
+def bar_chart_svg(
+    rows: list[tuple[str, float, float | None, str, str]], title: str, parity: str = "1"
+) -> str:
+    """Bars on a log scale from the parity line (a ratio of 1), one row per figure: its
+    label on a line of its own, then the bar; (label, value, marker or None, colour, value
+    text) per row, the marker (a target) a red tick. Drawn CHART_W wide, so on a phone the
+    text keeps its size; a legend on top, the decades marked."""
+    legend, top = _legend(parity)
+    lo, hi = _decades([v for _, v, *_ in rows] + [m for _, _, m, *_ in rows if m])
+    left, scale = 18.0, (CHART_W - 70.0) / math.log10(hi / lo)  # room for "0.01" at the left
+
+    def at(value: float) -> float:
+        return left + math.log10(max(value, lo) / lo) * scale
+
+    height = top + 22 + len(rows) * 34
     parts = [
-        f'<svg class="klog-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {width} {height}" '
-        f'width="{width}" role="img" aria-label="{html.escape(title)}">',
-        f"<title>{html.escape(title)}</title>",
-        f'<text class="klog-tick" x="{label_w}" y="14">{html.escape(title)}</text>',
-    ]
+        f'<svg class="klog-chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {CHART_W} '
+        f'{height}" width="{CHART_W}" role="img" aria-label="{html.escape(title)}, log scale">',
+        f"<title>{html.escape(title)}, log scale</title>", *legend,
+    ]  # fmt: skip
+    for power in range(round(math.log10(lo)), round(math.log10(hi)) + 1):
+        x = at(10.0**power)
+        line = ' stroke-width="1.2" stroke-dasharray="3 2"' if power == 0 else ' stroke-width="0.5"'
+        parts += [
+            f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{top + 6}" y2="{height}" stroke="#90a4ae"{line}/>',
+            f'<text class="klog-tick" x="{x:.1f}" y="{top + 2}" text-anchor="middle">'
+            f"{10.0**power:g}</text>",
+        ]
     for i, (label, value, marker, color, text) in enumerate(rows):
-        y = top + i * (bar_h + gap)
-        w = max(1.0, abs(value) * scale)
-        text_x = label_w + w + 6
+        y = top + 22 + i * 34
+        start, end = sorted((at(1.0), at(value)))
+        text_x = max(end, at(1.0)) + 5
         if marker:
-            tick = label_w + marker * scale
+            tick = at(marker)
             if text_x - 4 <= tick <= text_x + CHART_CHAR_W * len(text) + 4:
                 text_x = tick + 6  # the value after the target tick, never under it
         parts += [
             f"<g><title>{html.escape(label)}: {html.escape(text)}</title>",
-            f'<text class="klog-tick" x="{label_w - 8}" y="{y + bar_h / 2 + 4}" '
-            f'text-anchor="end">{html.escape(label)}</text>',
-            f'<rect x="{label_w}" y="{y}" width="{w:.1f}" height="{bar_h}" rx="3" '
-            f'fill="{color}" stroke="#37474f"/>',
-            f'<text class="klog-tick klog-value" x="{text_x:.1f}" y="{y + bar_h / 2 + 4}">'
+            f'<text class="klog-tick" x="8" y="{y + 10}">{html.escape(label)}</text>',
+            f'<rect x="{start:.1f}" y="{y + 15}" width="{max(1.0, end - start):.1f}" '
+            f'height="12" rx="2" fill="{color}" stroke="#37474f"/>',
+            f'<text class="klog-tick klog-value" x="{text_x:.1f}" y="{y + 25}">'
             f"{html.escape(text)}</text>",
         ]
         if marker:
-            x = label_w + marker * scale
-            parts.append(
-                f'<line x1="{x:.1f}" x2="{x:.1f}" y1="{y - 3}" y2="{y + bar_h + 3}" '
-                'stroke="#d62828" stroke-width="2"/>'
-            )
+            parts.append(f'<line x1="{at(marker):.1f}" x2="{at(marker):.1f}" y1="{y + 12}" '
+                         f'y2="{y + 30}" stroke="#d62828" stroke-width="2"/>')  # fmt: skip
         parts.append("</g>")
     parts.append("</svg>")
     return "".join(parts)
@@ -408,6 +457,8 @@ def benchmarks_page(repo: Path) -> str:
         "",
     ]
     run, figures = load_figures(results) if results.is_dir() else ({}, [])
+    # Apache Kafka's own code first: the comparison users care about (issue 25)
+    figures.sort(key=lambda f: "kafka" not in f["name"])
     if not figures:
         out += [
             '!!! note "Not yet measured"',
@@ -428,8 +479,8 @@ def benchmarks_page(repo: Path) -> str:
         "",
         '<div class="klog-scroll" markdown="1">',
         "",
-        "| Figure | Path | Ours | Baseline | Ratio | Target | Status |",
-        "| --- | --- | ---: | ---: | ---: | --- | --- |",
+        "| Figure | What | Path | Ours | Baseline | Ratio | Target | Status |",
+        "| --- | --- | --- | ---: | ---: | ---: | --- | --- |",
     ]
     for f in figures:
         unit = f.get("unit", "")
@@ -438,7 +489,8 @@ def benchmarks_page(repo: Path) -> str:
         status = f.get("status", "")
         note = f" ({_cell(f['note'])})" if f.get("note") else ""
         out.append(
-            f"| [{_cell(f.get('title', f['name']))}](#{f['name']}) | {f.get('path', 'compiled')} "
+            f"| [`{f['name']}`](#{f['name']}) | {_cell(f.get('title', ''))} "
+            f"| {f.get('path', 'compiled')} "
             f"| {_value(f.get('ours'), unit)} "
             f"| {_value(f.get('baseline'), unit)} | {'–' if ratio is None else f'{ratio:.2f}'} "
             f"| {_cell(target)} | **{status}**{note} |"
@@ -475,10 +527,11 @@ def benchmarks_page(repo: Path) -> str:
         out += [
             "## Ratios",
             "",
-            "Ours / baseline for the figures judged on their ratio; the red tick is the target, "
-            "green bars meet it and orange ones miss it.",
+            "Ours / baseline for the figures judged on their ratio, labelled with the table's "
+            "names, on a log scale: a bar goes right of the dashed line (1, as fast as the "
+            "baseline) when ours is faster, left when slower; the red tick is the target.",
             "",
-            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(ratio_rows, "ours / baseline")}</div>',
+            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(ratio_rows, "ours / baseline", "1: as fast as the baseline")}</div>',
             "",
         ]
     if own_rows:
@@ -486,9 +539,9 @@ def benchmarks_page(repo: Path) -> str:
             "## Limits",
             "",
             "Our own value as a share of its limit, for the figures judged on it (a wall time, "
-            "a peak RSS): below the red tick meets the target.",
+            "a peak RSS), on a log scale: left of the red tick (the limit) meets the target.",
             "",
-            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(own_rows, "ours / limit")}</div>',
+            f'<div class="klog-diagram" markdown="0">{bar_chart_svg(own_rows, "ours / limit", "1: the limit")}</div>',
             "",
         ]
     out += ["## What each figure measures", ""]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import logging
 import posixpath
+import re
 import sys
 from pathlib import Path
 
@@ -117,6 +118,8 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
     )
     if src == kafka_tests.PAGE:
         markdown = kafka_tests.add_our_tests(markdown, REPO)
+    if src == "reading-order.md" and config.repo_url:
+        markdown = link_source_files(markdown, config.repo_url)
     if src.startswith("spec/"):
         markdown = spec_pages.anchor_requirements(markdown, _state["sources"])
         markdown = spec_pages.link_kafka_sources(markdown, kafka_source_url)
@@ -133,6 +136,25 @@ def on_page_markdown(markdown: str, page, config, files) -> str:
         rules = {r.id: r.rule for r in _state["requirements"]}
         markdown = diagrams.replace_markers(markdown, REPO, links, rules)
     return markdown
+
+
+SOURCE_FILE = re.compile(r"`((?:reference_impl|klogspec|conformance|pipeline|tests)/[\w/]+\.py)`")
+SOURCE_BRANCH = "main"
+
+
+def link_source_files(markdown: str, repo_url: str) -> str:
+    """Each `path/to/module.py` of the repository, a link to its source at ``repo_url``
+    (mkdocs.yml), breakable only after a slash (no mid-word breaks on a phone)."""
+
+    def link(match: re.Match) -> str:
+        path = match.group(1)
+        if not (REPO / path).is_file():
+            return match.group(0)
+        url = f"{repo_url.rstrip('/')}/blob/{SOURCE_BRANCH}/{path}"
+        code = path.replace("/", "/<wbr>")
+        return f'<a class="klog-source" href="{url}"><code>{code}</code></a>'
+
+    return SOURCE_FILE.sub(link, markdown)
 
 
 def _href(page, files: Files, target: str, anchor: str) -> str:

@@ -29,6 +29,14 @@ from reference_impl.records import (
 )
 
 NOW = 1_700_000_000_000
+
+
+def millis(moment) -> int:
+    """A ``timestamp`` column's value (a datetime: aware from pyarrow, local time from Spark's
+    collect()) as milliseconds since the epoch, as the batch stores it."""
+    return round(moment.timestamp() * 1000)
+
+
 CODECS = list(Compression)
 
 

@@ -16,6 +16,7 @@ from pipeline_trees import (
     big_segment,
     data_batch,
     flip_byte,
+    millis,
     reference_rows,
     write_segment,
 )
@@ -44,7 +45,7 @@ def logs_of(log_dir: Path) -> list[Path]:
 def record_tuples(rows) -> list[tuple]:
     return sorted(
         (
-            (r.file, r.offset, r.timestamp, _bytes(r.key), _bytes(r.value),
+            (r.file, r.offset, millis(r.timestamp), _bytes(r.key), _bytes(r.value),
              tuple((h.key, bytes(h.value)) for h in r.headers), r.is_control)
             for r in rows
         ),
@@ -78,7 +79,7 @@ def test_records_equal_the_reference_in_every_codec_and_format(spark, log_dir):
     assert {r.magic for r in rows} == {0, 1, 2}
     control = sorted((r.offset, r.control_type, r.is_transactional) for r in rows if r.is_control)
     assert control == [(33, "COMMIT", True), (37, "ABORT", True)]
-    appended = {r.timestamp for r in rows if r.timestamp_type == "LogAppendTime"}
+    appended = {millis(r.timestamp) for r in rows if r.timestamp_type == "LogAppendTime"}
     assert appended == {1_700_000_000_999}
     legacy = {(r.magic, r.timestamp_type, r.codec) for r in rows if r.topic == "legacy"}
     assert legacy == {(0, "NoTimestampType", "none"), (0, "NoTimestampType", "gzip"),

@@ -6,10 +6,19 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pyarrow as pa
 import pyarrow.dataset as ds
+import pyarrow.parquet as pq
 import pytest
 from click.testing import CliRunner
-from pipeline_trees import batch_positions, data_batch, flip_byte, reference_rows, write_segment
+from pipeline_trees import (
+    batch_positions,
+    data_batch,
+    flip_byte,
+    millis,
+    reference_rows,
+    write_segment,
+)
 
 from pipeline.cli import extract
 from pipeline.schema import RECORD_COLUMNS
@@ -46,7 +55,7 @@ def test_records_to_parquet_by_topic_and_partition(spark, log_dir, tmp_path):
     assert sorted(table.column_names) == sorted(name for name, _, _ in RECORD_COLUMNS)
     rows = table.to_pylist()
     got = sorted(
-        ((r["file"], r["offset"], r["timestamp"], r["key"], r["value"],
+        ((r["file"], r["offset"], millis(r["timestamp"]), r["key"], r["value"],
           tuple((h["key"], h["value"]) for h in r["headers"]), r["is_control"]) for r in rows),
         key=repr,
     )  # fmt: skip
@@ -54,6 +63,28 @@ def test_records_to_parquet_by_topic_and_partition(spark, log_dir, tmp_path):
     for fragment in ds.dataset(out / "topic=orders", format="parquet").get_fragments():
         offsets = fragment.to_table(columns=["offset"]).column("offset").to_pylist()
         assert offsets == sorted(offsets)  # each file in offset order
+
+
+def test_each_file_holds_its_topic_partition_and_millisecond_utc_timestamps(
+    spark, log_dir, tmp_path
+):
+    """As Spark's Kafka source has them: a file read on its own says whose records it holds,
+    and ``timestamp`` is a timestamp (the stored milliseconds, UTC), not a number."""
+    out = tmp_path / "records"
+    result = run("--out", out, log_dir)
+    assert result.exit_code == 0, result.output
+    files = sorted(out.rglob("*.parquet"))
+    assert files and (out / "_SUCCESS").exists() and not (out / "_temporary").exists()
+    for file in files:
+        table = pq.read_table(file)  # the file alone, no directory names
+        assert table.schema.field("timestamp").type == pa.timestamp("ms", tz="UTC")
+        topic, partition = (part.split("=", 1)[1] for part in file.parts[-3:-1])
+        assert set(table.column("topic").to_pylist()) == {topic}
+        assert set(table.column("partition").to_pylist()) == {int(partition)}
+    spark_rows = spark.read.parquet(str(out)).select("topic", "partition", "timestamp").collect()
+    assert {type(r.timestamp).__name__ for r in spark_rows} == {"datetime"}
+    assert len(spark_rows) == 83
+    assert "Spark ready" in result.stderr and "wrote 83 records of 3 partitions" in result.stderr
 
 
 def test_skip_control_leaves_out_the_markers(spark, log_dir, tmp_path):
