@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 import threading
@@ -97,7 +98,9 @@ def test_a_linked_partition_directory_is_not_written_through():
     finally:
         factory.after = original
     (moved,) = made
-    assert (moved / "00000000000000000000.log").stat().st_size == 300  # no 40 zeros appended
+    size = (moved / "00000000000000000000.log").stat().st_size
+    shutil.rmtree(moved.parent)  # the testee's own mkdtemp
+    assert size == 300  # no 40 zeros appended
     failure = suite.outcomes[0].result.failures[0]
     assert failure.category == "harness_step" and failure.step == 3
     assert "is a symbolic link" in failure.message
