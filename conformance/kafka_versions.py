@@ -60,9 +60,10 @@ def column(version: str, mode: str) -> str:
     return f"{version} {mode}"
 
 
-def run(releases=RELEASES, modes=MODES) -> dict:
+def run(releases=RELEASES, modes=MODES, scenarios=None) -> dict:
     """Every release in every mode: ``{"columns", "seconds", "cells": {id: [cell per column]},
-    "why": {id: {column: first failure}}}``, ``why`` only for ``differs`` cells."""
+    "why": {id: {column: first failure}}}``, ``why`` only for ``differs`` cells; ``scenarios``
+    (default: all) limits the runs."""
     from .suite import run_suite
     from .transport import resolve_impl
 
@@ -76,7 +77,7 @@ def run(releases=RELEASES, modes=MODES) -> dict:
         for mode in modes:
             name = column(version, mode)
             impl = resolve_impl(f"kafka:{version} --checkpoints={mode}")
-            suite = run_suite(impl, expected=expected_for(version), timeout=60)
+            suite = run_suite(impl, scenarios, expected=expected_for(version), timeout=60)
             data["columns"].append(name)
             data["seconds"][name] = round(suite.duration_s)
             for outcome in suite.outcomes:
@@ -87,6 +88,25 @@ def run(releases=RELEASES, modes=MODES) -> dict:
     data["cells"] = dict(sorted(data["cells"].items()))
     data["why"] = dict(sorted(data["why"].items()))
     return data
+
+
+def update(data: dict) -> dict:
+    """The saved data brought up to the scenarios of today: the scenarios it lacks run on
+    every release and mode (the whole suite's seconds stay those of the last full run), the
+    ones that are gone dropped."""
+    from .scenarios import load_all
+
+    scenarios = load_all()
+    missing = [s for s in scenarios if s.id not in data["cells"]]
+    known = {s.id for s in scenarios}
+    cells = {i: c for i, c in data["cells"].items() if i in known}
+    why = {i: w for i, w in data["why"].items() if i in known}
+    if missing:
+        fresh = run(RELEASES, MODES, missing)
+        assert fresh["columns"] == data["columns"], "the saved columns are not today's matrix"
+        cells |= fresh["cells"]
+        why |= fresh["why"]
+    return data | {"cells": dict(sorted(cells.items())), "why": dict(sorted(why.items()))}
 
 
 def verdict(outcome) -> tuple[str, str | None]:
@@ -157,12 +177,15 @@ def _family(family: str, ids: list[str], data: dict, columns: list[str]) -> list
 
 def main(argv: list[str] | None = None) -> None:
     parser = argparse.ArgumentParser(prog="python -m conformance.kafka_versions")
-    parser.add_argument("action", choices=["run", "render"])
+    parser.add_argument("action", choices=["run", "update", "render"])
     parser.add_argument("--releases", nargs="*", default=list(RELEASES))
     parser.add_argument("--modes", nargs="*", default=list(MODES))
     args = parser.parse_args(argv)
     if args.action == "run":
         DATA.write_text(json.dumps(run(args.releases, args.modes), separators=(",", ":")) + "\n")
+    elif args.action == "update":
+        updated = update(json.loads(DATA.read_text()))
+        DATA.write_text(json.dumps(updated, separators=(",", ":")) + "\n")
     PAGE.write_text(render(json.loads(DATA.read_text())))
 
 

@@ -73,7 +73,8 @@ def test_a_smoke_run_on_the_newest_release(tools):
     assert len(scenarios) >= 40
     suite = run_suite(impl, scenarios, expected=expected_for(NEWEST), timeout=60)
     found = differences(suite, shown=3)
-    assert not found and suite.count("passed") == len(scenarios), "\n".join(found)
+    # a release's own listed differences (kafka-<version>.txt, version notes) count as judged
+    assert not found and suite.count("passed", "xfail") == len(scenarios), "\n".join(found)
 
 
 @pytest.mark.parametrize(("version", "mode"), MATRIX)
