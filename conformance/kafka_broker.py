@@ -1,7 +1,7 @@
 """A real single-node KRaft broker of a Kafka release, and the corpus it writes (DESIGN.md §7).
 
 The broker is Kafka's own ``kafka.Kafka`` from the release jars (conformance/kafka_broker/'s
-pom.xml, built by broker_jars.py), combined broker and controller, listening on 127.0.0.1 at
+pom.xml, built by kafka_jars.py), combined broker and controller, listening on 127.0.0.1 at
 ports picked free at run time, its log directory formatted by Kafka's own StorageTool. The
 workloads are written by our Java program on the real kafka-clients (Workload.java): plain,
 gzip, snappy, lz4, zstd, idempotent, transactional (committed and aborted), a compacted topic
@@ -32,7 +32,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import broker_jars
+from . import kafka_jars
 
 MODULE_DIR = Path(__file__).resolve().parent / "kafka_broker"
 NEWEST = "4.4.0"
@@ -153,11 +153,11 @@ class Broker:
         return f"127.0.0.1:{self.port}"
 
     def _java(self, main: str, args: list[str], capture=False, timeout=None):
-        java, _ = broker_jars.require_java()
+        java = kafka_jars.find_java()
         command = [
             java, "-Xmx512m", "-XX:+UseSerialGC",
             f"-Dlog4j2.configurationFile={self.home / 'log4j2.properties'}",
-            "-cp", os.pathsep.join(broker_jars.classpath(MODULE_DIR, self.version)), main, *args,
+            "-cp", kafka_jars.build(MODULE_DIR, self.version).classpath, main, *args,
         ]  # fmt: skip
         if capture:
             return subprocess.run(command, capture_output=True, text=True, timeout=timeout)
@@ -187,11 +187,11 @@ class Broker:
 def run_workload(broker: Broker, *, flood: bool = False) -> subprocess.Popen | None:
     """Workload.java against ``broker``; with ``flood``, returned still writing after the
     workloads are acknowledged (its stdout said WORKLOAD DONE)."""
-    java, _ = broker_jars.require_java()
+    java = kafka_jars.find_java()
     command = [
         java, "-Xmx256m", "-XX:+UseSerialGC",
         f"-Dlog4j2.configurationFile={broker.home / 'log4j2-client.properties'}",
-        "-cp", os.pathsep.join(broker_jars.classpath(MODULE_DIR, broker.version)),
+        "-cp", kafka_jars.build(MODULE_DIR, broker.version).classpath,
         "org.klogspec.broker.Workload", broker.bootstrap(), *(["--flood"] if flood else []),
     ]  # fmt: skip
     client_log = broker.home / "client.log"
@@ -235,8 +235,8 @@ def broker_corpus(version: str = NEWEST) -> BrokerCorpus:
     """The two log directories of ``version``'s broker, made once and then cached (their
     stamp is a digest of what makes them: the pom, Workload.java, the broker's settings and
     CORPUS_LAYOUT)."""
-    root = broker_jars.cache_dir() / "broker-corpus" / version
-    broker_jars.build(MODULE_DIR, version)
+    root = kafka_jars.cache_dir() / "broker-corpus" / version
+    kafka_jars.build(MODULE_DIR, version)
     expected = _corpus_digest()
     done = root / "corpus.stamp"
     if done.is_file() and done.read_text() == expected:

@@ -17,13 +17,12 @@ ended it, if any. ``options`` are DumpLogSegments' own: ``--deep-iteration``,
 
 from __future__ import annotations
 
-import os
 import re
 import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import broker_jars
+from . import kafka_jars
 from .kafka_broker import MODULE_DIR
 
 # The files DumpLogSegments reads (it picks the dumper by the suffix, and fails on a name
@@ -54,21 +53,25 @@ def dumpable(path: Path) -> bool:
     return DUMPABLE.match(Path(path).name) is not None
 
 
+class DumpFilesError(RuntimeError):
+    """Kafka's DumpLogSegments (through DumpFiles) ended with an error: a failure, not a skip."""
+
+
 def run_dump_log_segments(
     version: str, files: list[Path], options=DEEP, timeout: float = 1800
 ) -> dict[str, KafkaFileDump]:
     """DumpLogSegments with ``options`` on each of ``files``, in one JVM."""
-    java, _ = broker_jars.require_java()
+    java = kafka_jars.find_java()
     command = [
         java, "-Xmx768m", "-XX:+UseSerialGC", "-Dlog4j2.level=OFF",
         "-Dfile.encoding=UTF-8", "-Dsun.stdout.encoding=UTF-8", "-Dsun.stderr.encoding=UTF-8",
-        "-cp", os.pathsep.join(broker_jars.classpath(MODULE_DIR, version)),
+        "-cp", kafka_jars.build(MODULE_DIR, version).classpath,
         "org.klogspec.broker.DumpFiles", *options,
     ]  # fmt: skip
     stdin = "".join(f"{path}\n" for path in files)
     done = subprocess.run(command, input=stdin.encode(), capture_output=True, timeout=timeout)
     if done.returncode != 0:
-        raise broker_jars.JavaUnavailable(f"DumpFiles failed: {done.stderr.decode()[-2000:]}")
+        raise DumpFilesError(f"DumpFiles failed: {done.stderr.decode()[-2000:]}")
     return split_by_file(done.stdout.decode("utf-8", "replace"))
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import broker_jars, broker_recovery, kafka_broker
+from conformance import broker_recovery, kafka_broker, kafka_jars
 
 pytestmark = pytest.mark.broker
 VERSIONS = os.environ.get("KLOGSPEC_KAFKA_VERSIONS", kafka_broker.NEWEST).split(",")
@@ -34,7 +34,7 @@ TOPICS = {
 def corpus(request) -> kafka_broker.BrokerCorpus:
     try:
         return kafka_broker.broker_corpus(request.param)
-    except broker_jars.JavaUnavailable as exc:
+    except kafka_jars.KafkaJarsError as exc:
         pytest.skip(f"no Kafka {request.param} broker: {exc}")
 
 

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import broker_jars, dump_differential, kafka_broker
+from conformance import dump_differential, kafka_broker, kafka_jars
 from conformance import kafka_dump as kd
 
 # The releases to compare with (test_broker_corpus.py's variable): the newest by default.
@@ -128,7 +128,7 @@ def test_a_difference_in_any_field_is_reported(change, expected):
 def _differential(version, files) -> tuple[list[str], dict]:
     try:
         return dump_differential.differential(version, files)
-    except broker_jars.JavaUnavailable as exc:
+    except kafka_jars.KafkaJarsError as exc:
         pytest.skip(f"no Kafka {version} DumpLogSegments: {exc}")
 
 
@@ -137,7 +137,7 @@ def _differential(version, files) -> tuple[list[str], dict]:
 def test_dump_agrees_with_kafka_on_the_broker_corpus(version):
     try:
         corpus = kafka_broker.broker_corpus(version)
-    except broker_jars.JavaUnavailable as exc:
+    except kafka_jars.KafkaJarsError as exc:
         pytest.skip(f"no Kafka {version} broker: {exc}")
     files = sorted(p for p in corpus.root.rglob("*") if p.is_file())
     differences, counts = _differential(version, files)
@@ -164,7 +164,7 @@ def test_kafkas_side_takes_the_decoders():
     version = VERSIONS[-1]
     try:
         corpus = kafka_broker.broker_corpus(version)
-    except broker_jars.JavaUnavailable as exc:
+    except kafka_jars.KafkaJarsError as exc:
         pytest.skip(f"no Kafka {version} broker: {exc}")
     log = corpus.clean / "__consumer_offsets-0" / "00000000000000000000.log"
     options = (*kd.DEEP, kd.DECODER_OPTIONS["offsets"])
