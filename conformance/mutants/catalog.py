@@ -31,6 +31,7 @@ from reference_impl.log import (
 )
 from reference_impl.log.fetch import FetchDataInfo
 
+from .compaction import COMPACTION
 from .mutant import Mutant
 
 Seg = segment.LogSegment
@@ -796,3 +797,4 @@ CATALOG = (
     Mutant("load-leo-from-last-base-offset", "a load sets the LEO to the last batch's base offset + 1", frozenset({"LOAD-24"}), ("append.*", "index.*"),
            lambda: [(loader.LogLoader, "_delete_segments_if_log_start_greater_than_log_end", _log_end_from_last_base_offset)]),
 )  # fmt: skip
+CATALOG += COMPACTION  # the log cleaner's mutants (compaction.md)
