@@ -68,7 +68,7 @@ FEATURES = {
     "crash_recovery": "crash, then open on damaged files (recovery)",
     "idempotence": "producer ids, sequences and epochs: duplicates of the last 5 batches, out-of-order sequences, fenced epochs (PSTATE-1 to PSTATE-9)",
     "transaction_index": "transactions: COMMIT/ABORT markers from the coordinator (append origin coordinator), aborted transactions in .txnindex, the last stable offset, read with isolation txn_committed (TXN-B, READ-21, READ-22)",
-    "compaction": "the clean operation, one pass of the log cleaner (cleanup_policy compact, the compaction config keys, cleaner-offset-checkpoint; CLEAN)",
+    "compaction": "the clean operation, one pass of the log cleaner (cleanup_policy compact, the compaction config keys, cleaner-offset-checkpoint; COMPACT)",
     "producer_snapshots": "producer .snapshot files written at roll, close and recovery and read at load (SNAP-B, RECOV-19); without it .snapshot files are ignored",
 }
 

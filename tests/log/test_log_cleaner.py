@@ -96,6 +96,7 @@ def test_keyless_record_refused_on_a_compacted_topic(log):
 
 @pytest.mark.req("COMPACT-4", "COMPACT-26")
 def test_checkpoint_out_of_range_is_reset_and_written(log):
+    """LogCleanerManagerTest testDirtyOffsetResetIfLargerThanEndOffset, testCheckpointUpdatedForInvalidOffsetNoCleaning."""
     for i in range(7):
         put(log, "a", f"v{i}")
     offsets = cleanable_offsets(log, 100, log.clock.milliseconds())
@@ -112,6 +113,7 @@ def test_checkpoint_out_of_range_is_reset_and_written(log):
 
 @pytest.mark.req("COMPACT-5", "COMPACT-7")
 def test_range_stops_at_the_last_stable_offset_rounded_to_a_segment(log):
+    """LogCleanerManagerTest testUndecidedTransactionalDataNotCleanable."""
     for i in range(4):
         put(log, "a", f"v{i}")
     put(log, "b", "t0", producer_id=7, producer_epoch=0, base_sequence=0, is_transactional=True)
@@ -125,6 +127,7 @@ def test_range_stops_at_the_last_stable_offset_rounded_to_a_segment(log):
 
 @pytest.mark.req("COMPACT-6", "COMPACT-7")
 def test_min_compaction_lag_bounds_the_range(tmp_path, clock):
+    """LogCleanerManagerTest testCleanableOffsetsForTime."""
     log = create_log(tmp_path, clock, **{**COMPACT, "min_compaction_lag_ms": 10_000})
     for i in range(3):
         put(log, "a", f"v{i}")
@@ -182,6 +185,7 @@ def test_offset_map_capacity():
 
 @pytest.mark.req("COMPACT-9", "COMPACT-10", "COMPACT-11", "COMPACT-25")
 def test_a_full_map_cleans_part_of_the_dirty_section(log):
+    """LogCleanerTest testPartialSegmentClean (a map of three keys a pass)."""
     for key in "abacbda":
         put(log, key, "v0")
     out = clean_once(log, Cleaner(dedupe_buffer_size=96))  # 4 slots, 3 keys a pass
@@ -195,6 +199,7 @@ def test_a_full_map_cleans_part_of_the_dirty_section(log):
 
 @pytest.mark.req("COMPACT-10")
 def test_offset_gaps_count_as_read(log):
+    """LogCleanerTest testCleaningBeyondMissingOffsets."""
     for offset, key in ((0, "a"), (4, "a"), (9, "b")):
         record = SimpleRecord(value=b"v", key=key.encode(), timestamp=0)
         log.append_as_follower(
@@ -222,6 +227,7 @@ def test_latest_record_per_key_and_keyless_records(log):
 
 @pytest.mark.req("COMPACT-13", "COMPACT-18", "COMPACT-19")
 def test_tombstone_gets_a_horizon_and_goes_at_it(tmp_path, clock):
+    """LogCleanerTest testCleaningWithDeletes, testCleanTombstone: the tombstone outlives passes before its horizon."""
     log = create_log(tmp_path, clock, **{**COMPACT, "delete_retention_ms": 10_000})
     stamped_at = clock.milliseconds()
     put(log, "a", "v0")
@@ -264,6 +270,7 @@ def test_rewritten_batch_keeps_its_offsets_and_producer_fields(log):
 
 @pytest.mark.req("COMPACT-14", "COMPACT-15", "COMPACT-17", "COMPACT-20", "COMPACT-23")
 def test_aborted_data_goes_and_the_last_batch_stays_empty(log):
+    """LogCleanerTest testLogCleanerRetainsLastSequenceEvenIfTransactionAborted."""
     log.config = log.local_log.config = LogConfig(**{**COMPACT, "segment_bytes": 1000})
     txn = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True}
     put(log, "a", "t0", base_sequence=0, **txn)
@@ -283,6 +290,7 @@ def test_aborted_data_goes_and_the_last_batch_stays_empty(log):
 
 @pytest.mark.req("COMPACT-15")
 def test_commit_marker_goes_after_its_horizon(tmp_path, clock):
+    """LogCleanerTest testCommitMarkerRemoval."""
     log = create_log(
         tmp_path, clock, **{**COMPACT, "segment_bytes": 1000, "delete_retention_ms": 10_000}
     )
@@ -379,3 +387,44 @@ def test_checkpoint_end_offset_and_truncation(log):
     assert read_checkpoint(log) == 3
     log.truncate_fully_and_start_at(2)
     assert read_checkpoint(log) == 2
+
+
+@pytest.mark.req("COMPACT-17", "COMPACT-20")
+def test_log_cleaner_retains_producer_last_sequence(tmp_path, clock):
+    """LogCleanerTest testLogCleanerRetainsProducerLastSequence: the producer's emptied last
+    batch stays, so its next sequence is accepted after a reload."""
+    log = create_log(tmp_path, clock, **{**COMPACT, "segment_bytes": 1000})
+    put(log, "a", "p0", producer_id=9, producer_epoch=0, base_sequence=0)
+    put(log, "b", "p1", producer_id=9, producer_epoch=0, base_sequence=1)
+    put(log, "a", "v2")
+    put(log, "b", "v3")
+    log.roll()
+    clean_once(log, Cleaner())
+    assert [(b.base_offset, b.records_count) for b in batches(log)] == [(1, 0), (2, 1), (3, 1)]
+    log.close()
+    log = create_log(tmp_path, clock, **{**COMPACT, "segment_bytes": 1000})
+    assert put(log, "a", "p4", producer_id=9, producer_epoch=0, base_sequence=2).first_offset == 4
+
+
+@pytest.mark.req("COMPACT-14", "COMPACT-15")
+def test_abort_marker_removal(tmp_path, clock):
+    """LogCleanerTest testAbortMarkerRemoval: the marker outlives its data by one pass, is
+    stamped with a horizon, and goes at it."""
+    log = create_log(
+        tmp_path, clock, **{**COMPACT, "segment_bytes": 1000, "delete_retention_ms": 10_000}
+    )
+    txn = {"producer_id": 7, "producer_epoch": 0, "is_transactional": True}
+    put(log, "a", "t0", base_sequence=0, **txn)
+    abort = build_control_batch(ControlRecordType.ABORT, producer_id=7, producer_epoch=0)
+    log.append_as_leader(abort, 0, AppendOrigin.COORDINATOR)
+    put(log, "b", "t2", base_sequence=1, **txn)
+    commit = build_control_batch(ControlRecordType.COMMIT, producer_id=7, producer_epoch=0)
+    log.append_as_leader(commit, 0, AppendOrigin.COORDINATOR)
+    log.roll()
+    clean_once(log, Cleaner())
+    assert [b.base_offset for b in batches(log)] == [1, 2, 3]
+    clean_once(log, Cleaner(), first_dirty_override=0)
+    assert batches(log)[0].delete_horizon_ms == clock.milliseconds() + 10_000
+    clock.sleep(10_000)
+    clean_once(log, Cleaner(), first_dirty_override=0)
+    assert [b.base_offset for b in batches(log)] == [2, 3]
