@@ -90,7 +90,7 @@ def _check_names(partition: PartitionFiles, findings: Findings) -> None:
         findings.add(
             "PART-4", Severity.WARNING, file,
             f"a {state} file: an interrupted "
-            f"{'deletion' if state == '.deleted' else 'segment replacement'}, which Kafka "
+            f"{'deletion' if state == '.deleted' else 'segment replacement (the cleaner or a split, COMPACT-23)'}, which Kafka "
             f"{'finishes' if state == '.deleted' else 'finishes or undoes'} when it loads "
             "the partition", position=0,
         )  # fmt: skip
@@ -257,3 +257,18 @@ def _check_log_dir_entries(partition, segments, log_dir: LogDirState, findings) 
         report("log_start_offsets", Severity.INFO,
                f"log start offset {start} is below the first segment's base offset "
                f"{first_base}; Kafka uses the base offset")  # fmt: skip
+    _check_cleaner_offset(name, key, leo, log_dir, findings)
+
+
+def _check_cleaner_offset(name, key, leo: int, log_dir: LogDirState, findings) -> None:
+    """COMPACT-4: a cleaner-offset-checkpoint entry past the log end offset (a truncation the
+    cleaner's checkpoint did not follow, COMPACT-27) makes the next pass start over."""
+    dirty, position = log_dir.cleaner_offsets.get(key, (None, None))
+    if dirty is not None and dirty > leo:
+        findings.add(
+            "COMPACT-4", Severity.WARNING,
+            str(Path(log_dir.path) / OFFSET_CHECKPOINT_FILES["cleaner_offsets"]),
+            f"{name}: first dirty offset {dirty} is above the log end offset {leo}; the "
+            "cleaner's next pass resets it to the log start offset and cleans the whole log",
+            position=position, offset=dirty,
+        )  # fmt: skip
