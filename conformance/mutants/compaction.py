@@ -25,7 +25,7 @@ _ORIGINAL = {
     "assign": validator.assign_offsets_as_leader,
     "build_map_segment": log_cleaner.Cleaner._build_offset_map_for_segment,
     "retain": Filter.should_retain_record,
-    "rebuild": record_filter.rebuild_batch,
+    "build": record_filter.build_record_batch,
     "ratio": Manager.LogToClean.cleanable_ratio,
     "on_batch_read": cleaned_transaction_metadata.CleanedTransactionMetadata.on_batch_read,
 }
@@ -99,29 +99,11 @@ def _tombstones_dropped(self, batch, record):
     return _ORIGINAL["retain"](self, batch, record)
 
 
-def _rebuild_with_natural_last_offset(batch, kept, delete_horizon_ms):
-    raw = _ORIGINAL["rebuild"](batch, kept, delete_horizon_ms)
-    fixed = type(batch).from_bytes(raw)
-    natural = kept[-1].offset - batch.base_offset
-    if fixed.last_offset_delta == natural:
-        return raw
-    from reference_impl.records import SimpleRecord, build_record_batch
-
-    return build_record_batch(
-        [
-            SimpleRecord(r.value, r.key, r.timestamp, r.headers, r.offset - batch.base_offset)
-            for r in kept
-        ],
-        base_offset=batch.base_offset,
-        timestamp_type=batch.timestamp_type,
-        producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence,
-        is_transactional=batch.is_transactional,
-        is_control=batch.is_control,
-        partition_leader_epoch=batch.partition_leader_epoch,
-        delete_horizon_ms=delete_horizon_ms,
-    )
+def _natural_last_offset(records, **kwargs):
+    """The batch builder without buildRetainedRecordsInto's overrideLastOffset."""
+    if records:
+        kwargs["last_offset_delta"] = None
+    return _ORIGINAL["build"](records, **kwargs)
 
 
 def _ratio_nudged(self):
@@ -165,7 +147,7 @@ COMPACTION = (
     Mutant("producer-last-batch-dropped", "an emptied last batch of a producer is removed, losing its last sequence", frozenset({"COMPACT-17"}), ("compaction.producer.*",),
            lambda: [(Filter, "_is_last_batch_of_producer", lambda self, batch: False)]),
     Mutant("rewrite-loses-last-offset", "a rewritten batch's lastOffsetDelta is its last kept record's", frozenset({"COMPACT-19"}), ("compaction.batch.*",),
-           lambda: [(record_filter, "rebuild_batch", _rebuild_with_natural_last_offset)]),
+           lambda: [(record_filter, "build_record_batch", _natural_last_offset)]),
     Mutant("groups-ignore-segment-bytes", "every segment below the end offset is cleaned into one", frozenset({"COMPACT-22"}), ("compaction.basic.*", "compaction.group.*"),
            lambda: [(log_cleaner, "group_segments_by_size", _group_everything)]),
     Mutant("truncation-keeps-cleaner-checkpoint", "a truncation below the cleaned offset leaves cleaner-offset-checkpoint", frozenset({"COMPACT-27"}), ("compaction.checkpoint.*",),

@@ -133,19 +133,26 @@ def rebuild_batch(batch, kept, delete_horizon_ms: int | None) -> bytes:
             )
             for r in kept
         ],
-        base_offset=batch.base_offset,
         compression=batch.compression,
-        timestamp_type=batch.timestamp_type,
         log_append_time=batch.max_timestamp if log_append else None,
-        producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence,
-        is_transactional=batch.is_transactional,
-        is_control=batch.is_control,
-        partition_leader_epoch=batch.partition_leader_epoch,
         delete_horizon_ms=delete_horizon_ms,
-        last_offset_delta=batch.last_offset_delta,
+        **_kept_header_fields(batch),
     )
+
+
+def _kept_header_fields(batch) -> dict:
+    """The header fields a rewritten or emptied batch keeps (COMPACT-19, COMPACT-20)."""
+    return {
+        "base_offset": batch.base_offset,
+        "last_offset_delta": batch.last_offset_delta,
+        "timestamp_type": batch.timestamp_type,
+        "producer_id": batch.producer_id,
+        "producer_epoch": batch.producer_epoch,
+        "base_sequence": batch.base_sequence,
+        "is_transactional": batch.is_transactional,
+        "is_control": batch.is_control,
+        "partition_leader_epoch": batch.partition_leader_epoch,
+    }
 
 
 def _filter_legacy(batch, record_filter: RecordFilter, result: FilterResult) -> None:
@@ -169,17 +176,7 @@ def _write_empty_header(batch, result: FilterResult) -> None:
     the offsets, producer fields, flags, timestamp type and maxTimestamp; baseTimestamp -1,
     no codec, no delete horizon."""
     raw = build_record_batch(
-        [],
-        base_offset=batch.base_offset,
-        timestamp_type=batch.timestamp_type,
-        producer_id=batch.producer_id,
-        producer_epoch=batch.producer_epoch,
-        base_sequence=batch.base_sequence,
-        is_transactional=batch.is_transactional,
-        is_control=batch.is_control,
-        partition_leader_epoch=batch.partition_leader_epoch,
-        empty_max_timestamp=batch.max_timestamp,
-        last_offset_delta=batch.last_offset_delta,
+        [], empty_max_timestamp=batch.max_timestamp, **_kept_header_fields(batch)
     )
     result.output += raw
     result.retained(
