@@ -23,6 +23,7 @@ from reference_impl.log.log_cleaner_manager import (
 )
 from reference_impl.log.log_validator import AppendOrigin
 from reference_impl.log.offset_map import OffsetMapFullError, SkimpyOffsetMap
+from reference_impl.log.unified_log import Log
 from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
 from reference_impl.records.builder import build_control_batch
 from reference_impl.records.control import ControlRecordType
@@ -428,3 +429,31 @@ def test_abort_marker_removal(tmp_path, clock):
     clock.sleep(10_000)
     clean_once(log, Cleaner(), first_dirty_override=0)
     assert [b.base_offset for b in batches(log)] == [2, 3]
+
+
+@pytest.mark.req("COMPACT-10", "COMPACT-12")
+def test_cleaning_a_broker_compacted_topic(corpus, tmp_path, clock):
+    """The real __consumer_offsets partitions of a Kafka 2.7 broker (corpus
+    kafka-2.7-compacted-offsets), cleaned once from offset 0: exactly the latest record of
+    each key survives, as a dictionary over the records says, and the end offset is the LEO."""
+    logs = corpus / "kafka-2.7-compacted-offsets" / "kafka-logs"
+    if not logs.is_dir():
+        pytest.skip(f"{logs} is not in this corpus")
+    cleaned = 0
+    for source in sorted(logs.glob("__consumer_offsets-*")):
+        segments = sorted(source.glob("*.log"))
+        if not any(s.stat().st_size for s in segments):
+            continue
+        target = tmp_path / source.name
+        target.mkdir()
+        for segment in segments:
+            (target / segment.name).write_bytes(segment.read_bytes())
+        log = Log.open(target, LogConfig(**{**COMPACT, "segment_bytes": 1 << 20}), clock)
+        latest = {key: offset for offset, key in kept(log)}
+        log.roll()
+        out = clean_once(log, Cleaner(), first_dirty_override=0)
+        assert out.end_offset == log.log_end_offset, source.name
+        assert [o for o, _ in kept(log)] == sorted(latest.values()), source.name
+        log.close()
+        cleaned += 1
+    assert cleaned >= 5
