@@ -25,6 +25,8 @@ and returns the result as a ``dict`` (``bytes`` again for ``read``'s ``data``)::
                          "last_stable_offset"?}
     close(*, now_ms) -> {}
     crash(*, now_ms) -> None   # drop every handle without flushing or closing
+    clean(first_dirty_offset=None, dedupe_buffer_size=4194304, io_buffer_size=524288, *, now_ms)
+        -> {"cleaned", "first_dirty_offset", "end_offset", ...}   # feature compaction
 
 ``origin`` and ``isolation`` are passed only when a scenario needs them (``origin``
 "coordinator": the transaction coordinator writing a COMMIT or ABORT marker through the
@@ -87,6 +89,14 @@ class Implementation(Protocol):
     def state(self, *, now_ms: int) -> dict: ...
     def close(self, *, now_ms: int) -> dict: ...
     def crash(self, *, now_ms: int) -> None: ...
+    def clean(
+        self,
+        first_dirty_offset: int | None = None,
+        dedupe_buffer_size: int = 4194304,
+        io_buffer_size: int = 524288,
+        *,
+        now_ms: int,
+    ) -> dict: ...
 
 
 def error_code(exc: BaseException) -> str | None:

@@ -26,7 +26,7 @@ HEX_WINDOW = 8  # bytes shown on each side of the first difference
 OP_KEYS = (  # the keys of a scenario step that name an operation
     "open", "append", "read", "roll", "flush", "truncate_to", "truncate_fully_and_start_at",
     "delete_segments_before", "delete_old_segments", "fetch_offset_by_timestamp", "state",
-    "close", "crash",
+    "close", "crash", "clean",
 )  # fmt: skip
 MAX_SHOWN = 300  # characters of one value in a message
 MAX_ECHOED = 200  # characters of a testee's error message echoed in a failure

@@ -6,8 +6,10 @@ against ``#/$defs/request``, a response against ``#/$defs/response`` and, when i
 succeeded, its result against ``#/$defs/<op>_result``. A message that fails is a
 *protocol violation*: the test it belongs to fails with that category, the run goes on.
 
-Two operations extend DESIGN §2: ``fetch_offset_by_timestamp`` and
-``delete_old_segments``. Without them the MUST rules of read.md §4 (READ-15 to READ-20)
+Three operations extend DESIGN §2: ``fetch_offset_by_timestamp``,
+``delete_old_segments`` and ``clean`` (feature ``compaction``: one pass of the log
+cleaner thread, in the request and response shape of the shared Kafka testee,
+spec/behaviour/compaction.md). Without them the MUST rules of read.md §4 (READ-15 to READ-20)
 and the size and time passes of retention.md (RET-7 to RET-10) could not be reached
 through the contract.
 
@@ -52,6 +54,7 @@ OPS = (
     "state",
     "close",
     "crash",
+    "clean",
 )
 
 # The optional features a testee may claim in ``hello``; scenarios that need one it does
@@ -71,6 +74,7 @@ FEATURES = {
     "crash_recovery": "crash, then open on damaged files (recovery)",
     "idempotence": "producer ids, sequences and epochs: duplicates of the last 5 batches, out-of-order sequences, fenced epochs (PSTATE-1 to PSTATE-9)",
     "transaction_index": "transactions: COMMIT/ABORT markers from the coordinator (append origin coordinator), aborted transactions in .txnindex, the last stable offset, read with isolation txn_committed (TXN-B, READ-21, READ-22)",
+    "compaction": "the clean operation, one pass of the log cleaner (cleanup_policy compact, the compaction config keys, cleaner-offset-checkpoint; COMPACT)",
     "producer_snapshots": "producer .snapshot files written at roll, close and recovery and read at load (SNAP-B, RECOV-19); without it .snapshot files are ignored",
 }
 

@@ -14,12 +14,15 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.log.clock import ManualClock
 from reference_impl.log.config import LogConfig
 from reference_impl.log.fetch import FetchIsolation
+from reference_impl.log.log_cleaner import DEDUPE_BUFFER_SIZE, IO_BUFFER_SIZE, Cleaner
+from reference_impl.log.log_cleaner_manager import clean_once
 from reference_impl.log.log_validator import AppendOrigin
 from reference_impl.log.unified_log import Log
 
 from .adapter import OperationError
 
 FEATURES = [
+    "compaction",
     "compression.gzip",
     "compression.lz4",
     "compression.snappy",
@@ -65,6 +68,7 @@ class ReferenceAdapter:
     def __init__(self) -> None:
         self.clock = ManualClock(0)
         self.log: Log | None = None
+        self.cleaner: Cleaner | None = None  # lives as long as the testee, as a cleaner thread's
 
     # --- plumbing ---
     def _tick(self, now_ms: int) -> None:
@@ -217,6 +221,46 @@ class ReferenceAdapter:
             "timestamp": found.timestamp,
             "offset": found.offset,
             "leader_epoch": found.leader_epoch,
+        }
+
+    def clean(
+        self,
+        first_dirty_offset: int | None = None,
+        dedupe_buffer_size: int = DEDUPE_BUFFER_SIZE,
+        io_buffer_size: int = IO_BUFFER_SIZE,
+        *,
+        now_ms: int,
+    ) -> dict:
+        """One pass of the log cleaner thread over the open log (compaction.md)."""
+        self._tick(now_ms)
+        log = self._log()
+        sizes = (dedupe_buffer_size, io_buffer_size)
+        if self.cleaner is None or self._cleaner_sizes != sizes:
+            try:
+                self.cleaner = Cleaner(dedupe_buffer_size, io_buffer_size)
+            except ValueError as exc:
+                raise OperationError("INVALID_ARGUMENT", str(exc)) from exc
+            self._cleaner_sizes = sizes
+        with _Errors():
+            log._begin()
+            out = clean_once(log, self.cleaner, first_dirty_offset)
+        stats = out.stats
+        return {
+            "cleaned": out.cleaned,
+            "first_dirty_offset": out.first_dirty_offset,
+            "first_uncleanable_dirty_offset": out.first_uncleanable_dirty_offset,
+            "first_uncleanable_offset": out.first_uncleanable_offset,
+            "end_offset": out.end_offset,
+            "cleanable_ratio": out.cleanable_ratio,
+            "compaction_delay_ms": out.compaction_delay_ms,
+            "checkpoint_reset": out.checkpoint_reset,
+            "messages_read": stats.messages_read,
+            "messages_written": stats.messages_written,
+            "bytes_read": stats.bytes_read,
+            "bytes_written": stats.bytes_written,
+            "invalid_messages_read": stats.invalid_messages_read,
+            "map_messages_read": stats.map_messages_read,
+            "map_bytes_read": stats.map_bytes_read,
         }
 
     def state(self, *, now_ms: int) -> dict:

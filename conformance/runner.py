@@ -63,6 +63,12 @@ from .transport import Driver, Response, TesteeFailure
 
 DEFAULT_MAX_BYTES = 1 << 20
 SEGMENT_INDEX_KINDS = ("index", "timeindex")
+# offset checkpoints of the log directory: their entries' order is open (one line a partition)
+OFFSET_CHECKPOINTS = {
+    "recovery-point-offset-checkpoint",
+    "log-start-offset-checkpoint",
+    "cleaner-offset-checkpoint",
+}
 ROOT_CHECKPOINTS = {  # log-directory files a log writes when it chooses, until close
     "recovery-point-offset-checkpoint": ["CKPT-B-5"],
     "log-start-offset-checkpoint": ["CKPT-B-6"],
@@ -631,6 +637,7 @@ class Run(RunEpilogue):
         if op == "read" and key in (
             "batches",
             "offsets",
+            "keys",
             "size",
             "empty",
             "epochs",
@@ -654,6 +661,12 @@ class Run(RunEpilogue):
                 return [b.max_timestamp for b in batches]
             if key == "crc_valid":
                 return all(b.is_valid for b in batches)
+            if key == "keys":  # compaction: which keys a cleaning kept
+                return [
+                    None if r.key is None else r.key.decode("utf-8", "replace")
+                    for b in batches
+                    for r in b.records()
+                ]
             return [r.offset for b in batches for r in b.records()]
         return result.get(key, ABSENT)
 
@@ -810,6 +823,8 @@ class Run(RunEpilogue):
             view = disk.decode(name, have)
             if kind == "snapshot" and _same_entries(view, want["decoded"]):
                 continue  # the same producers: SNAP-8 leaves their order open
+            if fixed in OFFSET_CHECKPOINTS and _same_lines_any_order(view, want["decoded"]):
+                continue  # the same entries: Kafka writes a HashMap's, in no fixed order
             stale = kind in SEGMENT_INDEX_KINDS and self.log_open and base == active
             if stale and (truncated or recovered):
                 # past its entries an open index may hold the bytes of entries a truncation
@@ -984,6 +999,14 @@ def _aborted(value):
         return sorted([t["producer_id"], t["first_offset"]] for t in value)
     except (TypeError, KeyError):
         return value
+
+
+def _same_lines_any_order(view: dict, want: dict) -> bool:
+    """An offset checkpoint's version and count lines equal, and its entry lines the same set."""
+    mine, ref = view.get("lines"), want.get("lines")
+    return (
+        mine is not None and ref is not None and mine[:2] == ref[:2] and sorted(mine) == sorted(ref)
+    )
 
 
 def _same_entries(view: dict, want: dict) -> bool:

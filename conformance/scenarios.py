@@ -138,7 +138,8 @@ def _names_snapshot(names) -> bool:
 
 
 def implied_features(scenario: Scenario) -> set[str]:
-    """Features a scenario's data needs: a marker, origin coordinator, isolation
+    """Features a scenario's data needs: a ``clean`` step or a compacted config
+    (compaction), a marker, origin coordinator, isolation
     txn_committed or an expected last stable offset (transaction_index); a file check or
     damage naming a .snapshot file (producer_snapshots). ``exactly`` lists may name
     .snapshot files without needing the feature: they are left out for testees
@@ -152,9 +153,13 @@ def implied_features(scenario: Scenario) -> set[str]:
             needs.add("preallocate")
         if config.get("message_timestamp_type") == "LogAppendTime":
             needs.add("log_append_time")
+        if "compact" in str(config.get("cleanup_policy", "delete")):
+            needs.add("compaction")
     for step in scenario.steps:
         if "crash" in step:
             needs.add("crash_recovery")
+        if "clean" in step:
+            needs.add("compaction")
         for batch in _batches_of(step) + list(
             b for d in step.get("damage", ()) for b in d.get("write_batches", ())
         ):

@@ -36,7 +36,8 @@ TEST_FILES = {
     "FRT": ["tests/log/test_file_records.py"],
     "FLIST": ["tests/log/test_file_records.py", "tests/test_records_unit.py"],
     "DLST": ["tests/test_dump.py"],
-    "LogCleanerTest": ["tests/recovery/*.py"],
+    "LogCleanerTest": ["tests/recovery/*.py", "tests/log/test_log_cleaner.py"],
+    "LogCleanerManagerTest": ["tests/log/test_log_cleaner.py"],
     "LogManagerTest": ["tests/recovery/*.py", "tests/log/*.py"],
     "PSMT": ["tests/log/test_producer_state.py", "tests/test_producer_snapshot_format.py"],
 }

@@ -32,6 +32,7 @@ from reference_impl.log import (
 )
 from reference_impl.log.fetch import FetchDataInfo
 
+from .compaction import COMPACTION
 from .mutant import Mutant
 from .timestamps import TIMESTAMP_MUTANTS
 
@@ -820,3 +821,4 @@ CATALOG = (
            lambda: [(loader.LogLoader, "_delete_segments_if_log_start_greater_than_log_end", _log_end_from_last_base_offset)]),
 )  # fmt: skip
 CATALOG += TIMESTAMP_MUTANTS
+CATALOG += COMPACTION  # the log cleaner's mutants (compaction.md)

@@ -100,7 +100,7 @@ def _check_names(partition: PartitionFiles, findings: Findings) -> None:
         findings.add(
             "PART-4", Severity.WARNING, file,
             f"a {state} file: an interrupted "
-            f"{'deletion' if state == '.deleted' else 'segment replacement'}, which Kafka "
+            f"{'deletion' if state == '.deleted' else 'segment replacement (the cleaner or a split, COMPACT-23)'}, which Kafka "
             f"{'finishes' if state == '.deleted' else 'finishes or undoes'} when it loads "
             "the partition", position=0,
         )  # fmt: skip
@@ -274,6 +274,7 @@ def _check_log_dir_entries(partition, segments, log_dir: LogDirState, findings) 
         report("log_start_offsets", Severity.INFO,
                f"log start offset {start} is below the first segment's base offset "
                f"{first_base}; Kafka uses the base offset")  # fmt: skip
+    _check_cleaner_offset(name, key, leo, log_dir, findings)
 
 
 def _damaged_below(segments: list[SegmentSummary], point: int | None) -> list[str]:
@@ -290,7 +291,7 @@ def _damaged_below(segments: list[SegmentSummary], point: int | None) -> list[st
 
 
 def _unseen_message(files: list[str], point: int, partition) -> str:
-    """Issue 20: say that the broker will not notice, and what handles it."""
+    """Says that a broker will not notice the damage, and what handles it."""
     return (
         f"damage in {', '.join(files)}, below the recovery point {point}: a broker's start "
         "recovers only from the segment holding the recovery point (RECOV-1), so it will not "
@@ -298,3 +299,17 @@ def _unseen_message(files: list[str], point: int, partition) -> str:
         f"{partition.path}` removes it (stating the records it removes first) and `klogspec "
         "salvage` writes the intact ones out"
     )
+
+
+def _check_cleaner_offset(name, key, leo: int, log_dir: LogDirState, findings) -> None:
+    """COMPACT-4: a cleaner-offset-checkpoint entry past the log end offset (a truncation the
+    cleaner's checkpoint did not follow, COMPACT-27) makes the next pass start over."""
+    dirty, position = log_dir.cleaner_offsets.get(key, (None, None))
+    if dirty is not None and dirty > leo:
+        findings.add(
+            "COMPACT-4", Severity.WARNING,
+            str(Path(log_dir.path) / OFFSET_CHECKPOINT_FILES["cleaner_offsets"]),
+            f"{name}: first dirty offset {dirty} is above the log end offset {leo}; the "
+            "cleaner's next pass resets it to the log start offset and cleans the whole log",
+            position=position, offset=dirty,
+        )  # fmt: skip

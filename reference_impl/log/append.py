@@ -54,7 +54,8 @@ class LogAppend:
         ignore_record_size: bool,
     ) -> LogAppendInfo:
         self._begin()
-        if _lean_append is not None and assign_offsets and origin is AppendOrigin.CLIENT:
+        lean = assign_offsets and origin is AppendOrigin.CLIENT and not self.config.compact
+        if _lean_append is not None and lean:
             info = _lean_append(self, records, leader_epoch)  # None: nothing done, not common
             if info is not None:
                 return info
@@ -130,6 +131,7 @@ class LogAppend:
             timestamp_type=self.config.message_timestamp_type,
             leader_epoch=leader_epoch,
             origin=origin,
+            compacted_topic=self.config.compact,
         )
         info.first_offset = self.log_end_offset
         info.last_offset = result.last_offset

@@ -1,4 +1,5 @@
-"""Log configuration: Kafka's topic configs that shape the files (spec/behaviour/append.md).
+"""Log configuration: Kafka's topic configs that shape the files (spec/behaviour/append.md,
+compaction.md for ``cleanup_policy`` and the compaction keys, COMPACT-1).
 
 Names are the snake_case forms of Kafka's topic configs (``segment.bytes`` ->
 ``segment_bytes``); defaults and validators are Kafka's [LogConfig.java,
@@ -30,6 +31,12 @@ class LogConfig:
     retention_ms: int = 7 * 24 * 60 * 60 * 1000
     retention_bytes: int = -1
     file_delete_delay_ms: int = 60_000
+    # compaction (COMPACT-1): cleanup.policy and the keys the log cleaner reads
+    cleanup_policy: str | tuple[str, ...] = "delete"
+    min_cleanable_dirty_ratio: float = 0.5
+    min_compaction_lag_ms: int = 0
+    max_compaction_lag_ms: int = LONG_MAX
+    delete_retention_ms: int = 24 * 60 * 60 * 1000
 
     def __post_init__(self) -> None:
         minimums = {
@@ -42,6 +49,9 @@ class LogConfig:
             "flush_messages": 1,
             "retention_ms": -1,  # -1: no time limit (MODEL-8 Table 1)
             "file_delete_delay_ms": 0,
+            "min_compaction_lag_ms": 0,
+            "max_compaction_lag_ms": 1,
+            "delete_retention_ms": 0,
         }
         for name, minimum in minimums.items():
             if getattr(self, name) < minimum:
@@ -57,6 +67,34 @@ class LogConfig:
         object.__setattr__(
             self, "message_timestamp_type", TimestampType(self.message_timestamp_type)
         )
+        object.__setattr__(self, "cleanup_policy", _cleanup_policy(self.cleanup_policy))
+        if not 0 <= self.min_cleanable_dirty_ratio <= 1:
+            raise ValueError(
+                f"min_cleanable_dirty_ratio must be in [0, 1], got {self.min_cleanable_dirty_ratio}"
+            )
+        if self.min_compaction_lag_ms > self.max_compaction_lag_ms:
+            # LogConfig.validate refuses it at topic creation
+            raise ValueError(
+                f"min_compaction_lag_ms ({self.min_compaction_lag_ms}) must not exceed "
+                f"max_compaction_lag_ms ({self.max_compaction_lag_ms})"
+            )
+
+    @property
+    def compact(self) -> bool:
+        """COMPACT-1: ``cleanup.policy`` holds ``compact``: the log cleaner may clean this log."""
+        return "compact" in self.cleanup_policy
+
+    @property
+    def delete(self) -> bool:
+        return "delete" in self.cleanup_policy
+
+    @property
+    def max_segment_ms(self) -> int:
+        """COMPACT-2: LogConfig.maxSegmentMs: a compacted log also rolls by max.compaction.lag.ms,
+        so that no record waits in the active segment (which is never cleaned) past it."""
+        if self.compact and self.max_compaction_lag_ms > 0:
+            return min(self.max_compaction_lag_ms, self.segment_ms)
+        return self.segment_ms
 
     @property
     def init_file_size(self) -> int:
@@ -78,7 +116,22 @@ class LogConfig:
     def to_dict(self) -> dict:
         out = asdict(self)
         out["message_timestamp_type"] = self.message_timestamp_type.label
+        out["cleanup_policy"] = ",".join(self.cleanup_policy)
         return out
+
+
+CLEANUP_POLICIES = ("compact", "delete")
+
+
+def _cleanup_policy(value: str | tuple[str, ...] | list[str]) -> tuple[str, ...]:
+    """``cleanup.policy``: a comma-separated string or a list of ``compact``/``delete``, as
+    Kafka's ConfigDef.Type.LIST reads it (spaces around the names ignored)."""
+    names = value.split(",") if isinstance(value, str) else list(value)
+    names = tuple(str(name).strip() for name in names)
+    bad = [name for name in names if name not in CLEANUP_POLICIES]
+    if bad:
+        raise ValueError(f"cleanup_policy names must be compact or delete, got {bad}")
+    return names
 
 
 def _timestamp_type(name: str) -> TimestampType:

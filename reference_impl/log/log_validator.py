@@ -214,8 +214,9 @@ def assign_offsets_as_leader(
     timestamp_type: TimestampType,
     leader_epoch: int,
     origin: AppendOrigin = AppendOrigin.CLIENT,
+    compacted_topic: bool = False,
 ) -> ValidationResult:
-    """APPEND-10 to APPEND-17: give a client's batch the offsets from ``next_offset`` (the log end offset).
+    """APPEND-10 to APPEND-17, COMPACT-3: give a client's batch the offsets from ``next_offset`` (the log end offset).
 
     The set must be one v2 batch (more is ``invalid_record``) whose header agrees with
     itself: a positive offset range equal to its record count, not a control batch, a
@@ -246,6 +247,12 @@ def assign_offsets_as_leader(
     compressed = batch.compression_id != Compression.NONE
     log_append_marked = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     for index, record in enumerate(records_in_batch):
+        if compacted_topic and record.key is None:
+            # COMPACT-3 [LogValidator.validateKey]: the cleaner keeps the latest record per key,
+            # so a compacted topic has no place for a record without one
+            raise _invalid_record(
+                f"compacted topic cannot accept message without key (record {index})"
+            )
         unchecked = (
             timestamp_type is not TimestampType.CREATE_TIME or record.timestamp == NO_TIMESTAMP
         )

@@ -61,7 +61,7 @@ def split_overflowed_segment(
             first = next(iter(source.batches_from(position)), None)
             if first is None:
                 raise IllegalStateError(f"no whole batch at position {position} of {source.file}")
-            new_segment = _create_new_cleaned_segment(dir, config, clock, first.base_offset)
+            new_segment = create_new_cleaned_segment(dir, config, clock, first.base_offset)
             new_segments.append(new_segment)
             appended = append_from_file(new_segment, source, position)
             if appended == 0:
@@ -96,7 +96,7 @@ def has_overflow(segment: LogSegment) -> bool:
     )
 
 
-def _create_new_cleaned_segment(
+def create_new_cleaned_segment(
     dir: Path, config: LogConfig, clock: Clock, base_offset: int
 ) -> LogSegment:
     delete_segment_files_if_exist(dir, base_offset, CLEANED_FILE_SUFFIX)
@@ -153,11 +153,12 @@ def replace_segments(
     dir: Path,
     config: LogConfig,
     scheduler: Scheduler,
-    observer: LoadObserver,
-) -> None:
+    observer: LoadObserver | None = None,
+) -> list[LogSegment]:
     """LocalLog.replaceSegments, LOAD-7's protocol: ``.cleaned`` to ``.swap`` in descending
     base-offset order, the old segments to ``.deleted``, then the ``.swap`` suffixes go and
-    the directory is fsynced. A crash at any point is completed or undone by a load."""
+    the directory is fsynced. A crash at any point is completed or undone by a load (COMPACT-24).
+    Returns the old segments no new one took the place of (their snapshots go too)."""
     new_sorted = sorted(new_segments, key=lambda s: s.base_offset)
     old_sorted = sorted(
         (s for s in old_segments if segments.contains(s.base_offset)),
@@ -173,7 +174,7 @@ def replace_segments(
         if old.base_offset != new_sorted[0].base_offset:
             segments.remove(old.base_offset)
         for file in (old.log.file, old.offset_index_file, old.time_index_file):
-            if file.exists():
+            if file.exists() and observer is not None:
                 observer.deleting(file, Reason.OFFSET_OVERFLOW)
         delete_segment_files(
             [old],
@@ -183,5 +184,8 @@ def replace_segments(
         )
     for new in new_sorted:
         new.change_file_suffixes(SWAP_FILE_SUFFIX, "")
-        observer.created(new.log.file, Reason.OFFSET_OVERFLOW)
+        if observer is not None:
+            observer.created(new.log.file, Reason.OFFSET_OVERFLOW)
     fsync_dir(dir)
+    new_bases = {s.base_offset for s in new_sorted}
+    return [old for old in old_sorted if old.base_offset not in new_bases]

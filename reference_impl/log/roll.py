@@ -155,7 +155,7 @@ class LogRoll:
     def roll_params(self, messages_size: int, info: LogAppendInfo) -> RollParams:
         """What the roll conditions look at before appending ``info``'s set."""
         return RollParams(
-            max_segment_ms=self.config.segment_ms,
+            max_segment_ms=self.config.max_segment_ms,
             max_segment_bytes=self.config.segment_bytes,
             max_timestamp_in_messages=info.max_timestamp,
             max_offset_in_messages=info.last_offset,

@@ -10,6 +10,7 @@ checkpoints are written. ``LogTruncation`` is mixed into ``Log`` (unified_log.py
 from __future__ import annotations
 
 from ..errors import InvalidArgumentError
+from .log_cleaner_manager import maybe_truncate_checkpoint
 from .producer_state_rebuild import rebuild_producer_state
 
 
@@ -28,6 +29,14 @@ class LogTruncation:
         self._begin()
         if target_offset < 0:
             raise InvalidArgumentError(f"cannot truncate to a negative offset ({target_offset})")
+        # COMPACT-27: a cut below the active segment also cuts the cleaner's checkpoint
+        below_active = target_offset < self.active_segment.base_offset
+        truncated = self._truncate_to(target_offset)
+        if below_active:
+            maybe_truncate_checkpoint(self, self.active_segment.base_offset)
+        return truncated
+
+    def _truncate_to(self, target_offset: int) -> bool:
         if target_offset >= self.log_end_offset:
             self.leader_epoch_cache.truncate_from_end(self.log_end_offset)
             return False
@@ -52,6 +61,7 @@ class LogTruncation:
         if new_offset < 0:
             raise InvalidArgumentError(f"cannot start a log at a negative offset ({new_offset})")
         self._truncate_fully_and_start_at(new_offset, log_start_offset)
+        maybe_truncate_checkpoint(self, self.active_segment.base_offset)  # COMPACT-27
 
     def _truncate_fully_and_start_at(self, new_offset: int, log_start_offset: int | None) -> None:
         self.local_log.truncate_fully_and_start_at(new_offset)

@@ -38,6 +38,7 @@ from .leader_epoch import LeaderEpochFileCache
 from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
 from .log_segments import LogSegments
+from .offset_overflow import replace_segments
 from .producer_state_manager import ProducerStateManager
 from .producer_state_rebuild import (
     delete_producer_snapshots,
@@ -288,6 +289,15 @@ class Log(LogAppend, LogRoll, LogTruncation, LogRetention):
             log_start_offset=self.log_start_offset,
             log_end_offset=self.log_end_offset,
         )
+
+    def replace_segments(self, new_segments: list[LogSegment], old: list[LogSegment]) -> None:
+        """COMPACT-23, COMPACT-24 [UnifiedLog.replaceSegments]: the cleaner's new segments take the
+        old ones' place by the ``.cleaned`` -> ``.swap`` -> final-name protocol; the producer
+        snapshots of old segments no new one replaces go with them."""
+        replaced = replace_segments(
+            self.segments, new_segments, old, self.dir, self.config, self.scheduler
+        )
+        self._delete_producer_snapshots(replaced)
 
     def _delete_producer_snapshots(self, segments: list[LogSegment]) -> None:
         """SNAP-B-8: the snapshots at the removed segments' bases go ``.deleted``, then away

@@ -96,10 +96,13 @@ def build_record_batch(
     partition_leader_epoch: int = NO_PARTITION_LEADER_EPOCH,
     delete_horizon_ms: int | None = None,
     empty_max_timestamp: int = NO_TIMESTAMP,
+    last_offset_delta: int | None = None,
 ) -> bytes:
     """Encode a v2 batch (BATCH-1): offset deltas 0 to n-1 (REC-12; a record may name its own,
     to write hostile batches for tests), maxTimestamp per
-    BATCH-13, CRC-32C per BATCH-3. With no records this is Kafka's writeEmptyHeader (BATCH-8)."""
+    BATCH-13, CRC-32C per BATCH-3. With no records this is Kafka's writeEmptyHeader (BATCH-8).
+    ``last_offset_delta`` is MemoryRecordsBuilder.overrideLastOffset: the cleaner keeps a
+    batch's last offset when records go (COMPACT-19)."""
     if timestamp_type is TimestampType.NO_TIMESTAMP_TYPE:
         raise ValueError("a v2 batch needs CreateTime or LogAppendTime")
     deltas = [r.offset_delta if r.offset_delta is not None else i for i, r in enumerate(records)]
@@ -107,11 +110,13 @@ def build_record_batch(
         first_ts = records[0].timestamp
         base_timestamp = delete_horizon_ms if delete_horizon_ms is not None else first_ts
         max_timestamp = max(r.timestamp for r in records)
-        last_offset_delta = deltas[-1]
+        natural_delta = deltas[-1]
     else:
         base_timestamp = NO_TIMESTAMP if delete_horizon_ms is None else delete_horizon_ms
         max_timestamp = empty_max_timestamp
-        last_offset_delta = 0
+        natural_delta = 0
+    if last_offset_delta is None:
+        last_offset_delta = natural_delta
     if base_timestamp < 0 and base_timestamp != NO_TIMESTAMP:
         raise ValueError(f"invalid base timestamp {base_timestamp}")
     if timestamp_type is TimestampType.LOG_APPEND_TIME and log_append_time is not None:

@@ -23,7 +23,7 @@ from conformance.suite import run_suite, select
 from conformance.transport import ImplSpec, _python_env
 
 HERE = Path(__file__).resolve().parent
-NEW_FEATURES = {"idempotence", "transaction_index", "producer_snapshots"}
+NEW_FEATURES = {"idempotence", "transaction_index", "producer_snapshots", "compaction"}
 MODEL = HERE.parent.parent / "spec" / "behaviour" / "model.md"
 
 

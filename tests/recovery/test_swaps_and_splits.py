@@ -194,10 +194,10 @@ def fake_clean(log, keep) -> None:
     segments whose key ``keep`` accepts, written into one ``.cleaned`` segment and swapped in
     (LocalLog.replaceSegments); the old segments' ``.deleted`` files stay (their delay has
     not passed)."""
-    from reference_impl.log.offset_overflow import _create_new_cleaned_segment, replace_segments
+    from reference_impl.log.offset_overflow import create_new_cleaned_segment, replace_segments
 
     old = log.log_segments()[:9]
-    cleaned = _create_new_cleaned_segment(log.dir, log.config, log.clock, old[0].base_offset)
+    cleaned = create_new_cleaned_segment(log.dir, log.config, log.clock, old[0].base_offset)
     for segment in old:
         for b in segment.log.batches():
             if keep(int(b.records()[0].key)):
