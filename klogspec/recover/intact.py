@@ -13,10 +13,8 @@ held by the page cache, not by this process.
 from __future__ import annotations
 
 import contextlib
-import errno
 import mmap
 import os
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -25,6 +23,8 @@ from reference_impl.records import RecordBatch
 from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
 from reference_impl.records.stream import read_batch
 
+from ..safe_files import open_regular
+
 _MAGIC_AT = 16  # the magic byte's position in an entry (offset 8, length 4, epoch 4)
 
 
@@ -32,26 +32,12 @@ _MAGIC_AT = 16  # the magic byte's position in an entry (offset 8, length 4, epo
 def mapped(path: Path) -> Iterator[bytes]:
     """The file's bytes, mapped read-only (a piece may be a whole 1 GiB segment: the page
     cache holds it, not this process)."""
-    fd = _open_regular(path)
-    try:
-        if os.fstat(fd).st_size == 0:
+    with open_regular(path, within=path.parent) as handle:  # never a FIFO: salvage must not hang
+        if os.fstat(handle.fileno()).st_size == 0:
             yield b""
             return
-        with mmap.mmap(fd, 0, access=mmap.ACCESS_READ) as data:
+        with mmap.mmap(handle.fileno(), 0, access=mmap.ACCESS_READ) as data:
             yield data
-    finally:
-        os.close(fd)
-
-
-# TODO(merge): use the shared safe-open helper
-def _open_regular(path: Path) -> int:
-    """``path`` opened for reading, never through a symbolic link and never blocking (a FIFO
-    in a quarantine folder must not hang salvage); OSError when it is not a regular file."""
-    fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
-    if not stat.S_ISREG(os.fstat(fd).st_mode):
-        os.close(fd)
-        raise OSError(errno.EINVAL, "not a regular file", str(path))
-    return fd
 
 
 def zero_tail(data, start: int, end: int, file_end: int, window: int = 1 << 20) -> bool:

@@ -21,6 +21,8 @@ import os
 import stat
 from pathlib import Path
 
+from ..safe_files import kind_of
+
 LOCK_FILE = ".lock"  # LogManager.LockFileName
 
 
@@ -64,7 +66,7 @@ class LogDirLock:
             self.fd = None
 
 
-# TODO(merge): use the shared safe-open helper
+# Not safe_files.open_regular: the lock is opened read-write and created when missing.
 def _open_lock_file(path: Path) -> int:
     """``path`` opened read-write (created when missing), never through a symbolic link and
     never blocking; ``LockUnsafe`` when it is a link or not a regular file."""
@@ -82,13 +84,8 @@ def _open_lock_file(path: Path) -> int:
     mode = os.fstat(fd).st_mode
     if not stat.S_ISREG(mode):
         os.close(fd)
-        raise LockUnsafe(f"{path} is not a regular file ({_kind(mode)}): not used as the lock")
+        raise LockUnsafe(f"{path} is not a regular file ({kind_of(mode)}): not used as the lock")
     return fd
-
-
-def _kind(mode: int) -> str:
-    kinds = {stat.S_ISFIFO: "a FIFO", stat.S_ISSOCK: "a socket", stat.S_ISCHR: "a device"}
-    return next((name for test, name in kinds.items() if test(mode)), "a special file")
 
 
 def lock_holders(path: Path) -> list[str]:

@@ -47,6 +47,7 @@ from reference_impl.log.load_events import Reason
 from reference_impl.log.swap_files import TempFilePass, replaced_by_swaps
 
 from ..index_files import sanity_check_file
+from ..safe_files import read_regular
 from .scan import (
     claimed_offsets,
     existing_index_entries,
@@ -200,9 +201,9 @@ class _Planner:
         if LEADER_EPOCH_CHECKPOINT not in self.files:
             self._add("create", LEADER_EPOCH_CHECKPOINT, "missing_leader_epoch_checkpoint")
             return []
-        try:
-            return read_leader_epoch_checkpoint(path.read_bytes(), file=str(path))
-        except KafkaLogError as exc:
+        try:  # a regular file of checkpoint size only: never a FIFO, a device or 4 GiB (PART-8)
+            return read_leader_epoch_checkpoint(read_regular(path, self.dir), file=str(path))
+        except (KafkaLogError, OSError) as exc:
             raise PlanError(f"cannot read {path}: {exc}")
 
     # --- LOAD-6 to LOAD-10 ---
