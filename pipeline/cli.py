@@ -88,13 +88,15 @@ class _JvmLog:
 
 def _session(master, conf, log_level, status: Status):
     """The session (session.py), with status lines; exit 2 when Spark cannot start."""
-    from .session import spark_session
-
-    log = None if log_level else _JvmLog()
     from pyspark.sql import SparkSession
 
-    if SparkSession.getActiveSession() is None:
-        submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    from .session import spark_session
+
+    running = SparkSession.getActiveSession() is not None
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ  # spark-submit started the JVM
+    # the JVM's output goes to a file only when the JVM is started here
+    log = _JvmLog() if not (running or submitted or log_level) else None
+    if not running:
         status.say(f"starting Spark ({master or ('spark-submit' if submitted else 'local[*]')})")
     started = time.perf_counter()
     try:

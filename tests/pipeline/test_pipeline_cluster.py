@@ -4,7 +4,8 @@ package shipped to the executors as docs/pipeline.md tells a user to ship it; an
 ``extract`` reading a tiered-storage layout from a real S3 endpoint on loopback (moto's
 server, the ``dev`` extra) through pyarrow's S3 client.
 
-Each command is a fresh driver process, as a user runs it: with the cluster's start, about
+Each command is a fresh driver process, as a user runs it (scan with ``--spark-log-level``,
+whose JVM output must then reach the terminal; extract without, whose must not): with the cluster's start, about
 three minutes on a 2-core machine. Marker ``cluster`` (``-m 'not cluster'`` leaves them out).
 """
 
@@ -81,7 +82,8 @@ def test_the_executors_cannot_import_the_checkout(cluster, tmp_path):
 
 def test_scan_on_the_cluster_gives_verify_s_findings(cluster, tmp_path):
     log_dir = build_log_dir(tmp_path / "data")
-    done = klogspec(cluster, "scan", "--json", "--out", tmp_path / "report", log_dir)
+    done = klogspec(cluster, "scan", "--json", "--spark-log-level", "WARN", "--out",
+                    tmp_path / "report", log_dir)  # fmt: skip
     want = CliRunner().invoke(verify, ["--json", str(log_dir)])
     assert done.returncode == want.exit_code, done.stderr
     assert [json.loads(line) for line in done.stdout.splitlines()] == [
@@ -90,6 +92,7 @@ def test_scan_on_the_cluster_gives_verify_s_findings(cluster, tmp_path):
     summary = json.loads((tmp_path / "report" / "summary.json").read_text())
     assert summary["master"] == cluster.url and summary["segments"] == 5
     assert "Spark ready in " in done.stderr and "2 cores" in done.stderr
+    assert "Using incubator modules" in done.stderr  # the JVM's own output, as asked
     # the executors ran the package unpacked from the archive in their work directories
     assert list(cluster.root.glob("worker-*/app-*/*/klogspec/pipeline/scan.py"))
 
@@ -123,6 +126,7 @@ def test_extract_on_the_cluster_from_a_real_s3_endpoint(cluster, s3_endpoint, tm
     env = {**AWS, "AWS_ENDPOINT_URL": s3_endpoint}  # the driver lists the bucket
     done = klogspec(cluster, "extract", "--json", "--out", out, "s3://tiered/prefix/", env=env)
     assert done.returncode == 0, done.stderr
+    assert "Using incubator modules" not in done.stderr  # not asked: in a file, removed
     *counts, summary = [json.loads(line) for line in done.stdout.splitlines()]
     assert Counter({(c["topic"], c["partition"]): c["records"] for c in counts}) == Counter(
         {("legacy", 0): 12, ("orders", 0): 59, ("orders", 1): 12}

@@ -102,3 +102,18 @@ def test_the_progress_bar_follows_the_spark_job_s_tasks(spark):
     with JobProgress(spark, "checking", 1 << 20, console) as small:  # under 64 MiB: no bar
         spark.sparkContext.parallelize(range(2), 2).collect()
     assert small.bar.bar is None
+
+
+def test_a_missing_path_is_said_before_spark_starts(tmp_path, monkeypatch):
+    """extract lists its paths first: a missing one is exit 2 with its name, without the
+    20-40 s of starting Spark."""
+    from pipeline.cli import extract
+
+    def no_spark(*args, **kwargs):
+        raise AssertionError("Spark was started")
+
+    monkeypatch.setattr(pipeline.session, "spark_session", no_spark)
+    missing = tmp_path / "nowhere"
+    result = CliRunner().invoke(extract, ["--out", str(tmp_path / "out"), str(missing)])
+    assert result.exit_code == 2
+    assert result.stderr.strip() == f"error: {missing}: no such file or directory"
