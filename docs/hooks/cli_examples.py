@@ -2,8 +2,10 @@
 
 Each example is a command line and the output it printed, recorded in
 ``docs/cli-examples.yaml``; the commands run, with relative paths, in a directory holding two
-small partitions made here by the reference implementation: ``orders-0`` (closed cleanly) and
-``orders-1`` (crashed: a torn batch at the end of its ``.log`` and no clean-shutdown marker).
+small partitions made here by the reference implementation: ``orders-0`` (closed cleanly),
+``orders-1`` (crashed: a torn batch at the end of its ``.log`` and no clean-shutdown marker) and
+``orders-2`` (``orders-0`` with a flipped byte in its second batch, recovered from offset 0, so
+that its quarantine holds intact records for ``salvage``).
 ``tests/test_cli_examples.py`` runs every example again and fails when its output changed
 (``KLOGSPEC_WRITE_CLI_EXAMPLES=1`` rewrites the file instead), and fails when a command has
 no example, so the page cannot go stale.
@@ -95,7 +97,37 @@ def make_partitions(root: Path) -> Path:
                 handle.write(torn[: len(torn) // 2])
         else:
             log.close()
+    _recovered_copy(root / "orders-0", root / "orders-2")
     return root
+
+
+def _recovered_copy(source: Path, target: Path) -> None:
+    """``source`` copied, one byte of its second batch's records flipped (a CRC mismatch), and
+    recovered from offset 0, which quarantines the batch and everything after it."""
+    import shutil
+
+    from click.testing import CliRunner
+
+    from klogspec.cli import main
+
+    shutil.copytree(source, target)
+    segment = target / "00000000000000000000.log"
+    data = bytearray(segment.read_bytes())
+    data[200] ^= 0xFF  # inside the batch at position 133
+    segment.write_bytes(bytes(data))
+    CliRunner().invoke(main, ["recover", "--yes", "--from-offset", "0", str(target)])
+
+
+def _machine_paths(text: str) -> str:
+    """The paths that differ between machines (the build cache, the Java runtime) as a
+    reader's would read: ``~/.cache/klogspec`` and ``java``."""
+    from conformance import kafka_jars
+
+    text = text.replace(str(kafka_jars.cache_dir()), "~/.cache/klogspec")
+    try:
+        return text.replace(kafka_jars.find_java(), "java")
+    except kafka_jars.KafkaJarsError:
+        return text
 
 
 def run(example: Example, root: Path) -> tuple[str, int]:
@@ -115,7 +147,7 @@ def run(example: Example, root: Path) -> tuple[str, int]:
     finally:
         os.chdir(cwd)
     # trailing spaces (rich pads table cells) are not part of what a reader sees
-    stdout = result.stdout.replace(f"{root}/", "")
+    stdout = _machine_paths(result.stdout.replace(f"{root}/", ""))
     lines = [line.rstrip() for line in stdout.splitlines()]
     return "".join(f"{line}\n" for line in lines), result.exit_code
 
