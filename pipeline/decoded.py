@@ -25,6 +25,8 @@ from reference_impl.messages import decode_record, decoder_for
 from reference_impl.messages.cluster_metadata import described_partitions
 from reference_impl.messages.consumer_offsets import offset_commit
 
+from .schema import TIMESTAMP
+
 DECODED_COLUMNS = [
     ("key_decoded", pa.string(), "the key as its internal topic's message, JSON (--decode)"),
     ("value_decoded", pa.string(), "the value likewise; a tombstone's is null"),
@@ -32,7 +34,7 @@ DECODED_COLUMNS = [
 _SOURCE = [
     ("log_partition", pa.int32(), "the internal topic's partition the record is in"),
     ("log_offset", pa.int64(), "the record's offset there"),
-    ("log_timestamp", pa.int64(), "the record's timestamp (ms)"),
+    ("log_timestamp", TIMESTAMP, "the record's timestamp, UTC, as the records' own column"),
 ]
 OFFSET_COMMIT_COLUMNS = [
     ("group", pa.string(), "the consumer group"),
