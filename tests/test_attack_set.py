@@ -117,6 +117,7 @@ RUNS = [
     for command in (sorted(COMMANDS) if case == "tiny-records-zstd" else PLAIN_COMMANDS)
 ]
 
+
 # recover's own reading of checkpoints is the recover branch's (it is to call
 # klogspec.safe_files.read_regular, whose limit refuses this file); the lead drops this entry
 # when merging both
