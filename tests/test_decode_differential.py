@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 
 import pytest
 
@@ -187,3 +188,10 @@ def test_decoders_agree_with_kafka_on_the_shared_corpus(corpus, version):
     assert counts["kafka-2018-offsets-index/offsets"] > 5000
     assert counts["kraft-3.5.0-and-ksql-txn/cluster_metadata"] > 10_000
     assert counts["kraft-ksql-transactional/transactions"] > 0
+
+
+def test_the_internal_topics_page_lists_every_format_difference():
+    repo = Path(__file__).resolve().parent.parent
+    page = (repo / "docs" / "internal-topics.md").read_text(encoding="utf-8")
+    for what in dd.DECODE_FORMAT_DIFFERENCES:
+        assert f"| {what} |" in page
