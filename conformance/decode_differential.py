@@ -45,6 +45,13 @@ DECODE_FORMAT_DIFFERENCES = {
     "member's `subscription` and `assignment` bytes as the consumer protocol's JSON (topics, "
     "owned and assigned partitions); klogspec keeps them as base64, as for every other "
     "protocol type (where Kafka prints base64 too). Not compared for `consumer` groups.",
+    "Kafka 4.0": "DumpLogSegments 4.0 (Scala) prints a KRaft control record as its type's name "
+    "only (`controlType: LEADER_CHANGE(2)`), and a `__transaction_state` record as text "
+    "(`key: transaction_metadata::transactionalId=X payload: producerId:5,producerEpoch:0,"
+    "state=Empty,partitions=[t-0],...`), without the version, the tagged fields or the start "
+    "time, and with no partitions (`[]`) where the value holds null. Compared: the type's "
+    "name, and the fields that text holds (partitions as sorted `topic-partition` names). "
+    "From 4.1 on both are JSON; 4.1 to 4.3 print `transactionStatus` as the id, 4.4 as the name.",
     "control record keys": "Kafka names a KRaft control record's type by its words "
     "(`LeaderChange:`) and prints no key; klogspec decodes the key "
     "(`ControlRecordTypeSchema`, with `controlType`). Compared as the type's name.",
@@ -115,7 +122,7 @@ def compare_file(kafka: kd.KafkaFileDump, ours: list[dict]) -> tuple[list[str], 
                 f"{where}: Kafka's text not understood ({exc}): {kafka_record['rest'][:120]}"
             )
             continue
-        found += _diff(where, expected, ours_as_kafka(record))
+        found += _diff(where, expected, _as_printed(ours_as_kafka(record), expected))
     return found, min(len(theirs), len(mine))
 
 
@@ -125,6 +132,11 @@ def kafka_decoded(rest: str) -> dict:
     control = _CONTROL.match(rest)
     if control is not None and control[1] not in ("key", "payload"):
         return {"key": {"controlType": control[1]}, "value": _camel(json.loads(control[2]))}
+    named = _CONTROL_NAMED.match(rest)  # Kafka 4.0: the type's name only
+    if named is not None:
+        return {"key": {"controlType": _CONTROL_WORDS.get(named[1], named[1])}, "value": _PARTIAL}
+    if rest.startswith(" key: transaction_metadata::"):
+        return _kafka_40_transaction(rest)
     key = None
     if rest.startswith(" key: "):
         wrapped, end = _JSON.raw_decode(rest, len(" key: "))
@@ -139,6 +151,9 @@ def kafka_decoded(rest: str) -> dict:
     value = {"version": int(wrapped["version"]), **_camel(wrapped["data"])}
     if key is None:  # a metadata record: Kafka's record type name
         value["type"] = wrapped["type"]
+    status = value.get("transactionStatus")  # a name from 4.4 on, the id before
+    if isinstance(status, int) and 0 <= status < len(TRANSACTION_STATES):
+        value["transactionStatus"] = TRANSACTION_STATES[status]
     return {"key": key, "value": _without_consumer_protocol(value)}
 
 
@@ -159,6 +174,55 @@ def ours_as_kafka(record: dict) -> dict:
         if isinstance(status, int) and 0 <= status < len(TRANSACTION_STATES):
             value["transactionStatus"] = TRANSACTION_STATES[status]
     return {"key": key, "value": _without_consumer_protocol(value)}
+
+
+_CONTROL_NAMED = re.compile(r"^ controlType: (\w+)\((-?\d+)\)$")
+_TRANSACTION_40 = re.compile(
+    r"^ key: transaction_metadata::transactionalId=(?P<id>.*?) payload: (?:<DELETE>|"
+    r"producerId:(?P<pid>-?\d+),producerEpoch:(?P<epoch>-?\d+),state=(?P<state>\w+),"
+    r"partitions=\[(?P<partitions>.*)\],txnLastUpdateTimestamp=(?P<updated>-?\d+),"
+    r"txnTimeoutMs=(?P<timeout>-?\d+))$",
+    re.DOTALL,
+)
+_PARTIAL = "__partial__"  # in a value: Kafka printed only the fields given (or none)
+
+
+def _kafka_40_transaction(rest: str) -> dict:
+    """Kafka 4.0's transaction-log text (TransactionLog.formatRecordKeyAndValue, Scala), not
+    JSON: the fields it prints, the partitions as sorted ``topic-partition`` names."""
+    found = _TRANSACTION_40.match(rest)
+    if found is None:
+        raise ValueError("not Kafka 4.0's transaction_metadata text")
+    key = {"type": 0, "transactionalId": found["id"]}
+    if found["pid"] is None:
+        return {"key": key, "value": None}
+    value = {
+        _PARTIAL: True, "producerId": int(found["pid"]), "producerEpoch": int(found["epoch"]),
+        "transactionStatus": found["state"],
+        "transactionPartitions": sorted(filter(None, found["partitions"].split(","))),
+        "transactionLastUpdateTimestampMs": int(found["updated"]),
+        "transactionTimeoutMs": int(found["timeout"]),
+    }  # fmt: skip
+    return {"key": key, "value": value}
+
+
+def _as_printed(ours: dict, kafka: dict) -> dict:
+    """Ours cut to what Kafka printed where it printed part of a value (_PARTIAL): nothing
+    of a KRaft control record's value in 4.0, some fields of a 4.0 transaction."""
+    value, printed = ours["value"], kafka["value"]
+    if printed == _PARTIAL:
+        return {**ours, "value": _PARTIAL}
+    if not isinstance(printed, dict) or not printed.get(_PARTIAL) or not isinstance(value, dict):
+        return ours
+    if "transactionPartitions" in value:  # null (none yet) prints as [] too
+        partitions = value["transactionPartitions"] or []
+        value = {**value, "transactionPartitions": sorted(
+            f"{p['topic']}-{n}" for p in partitions for n in p["partitionIds"]
+        )}  # fmt: skip
+    return {
+        **ours,
+        "value": {_PARTIAL: True} | {k: value.get(k, _ABSENT) for k in printed if k != _PARTIAL},
+    }
 
 
 # our control type names in Kafka's words (dump_differential._CONTROL_WORDS, the other way)

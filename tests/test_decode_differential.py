@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance import decode_differential as dd
-from conformance import kafka_broker, kafka_jars
+from conformance import kafka_broker
 from conformance import kafka_dump as kd
 
 VERSIONS = os.environ.get("KLOGSPEC_KAFKA_VERSIONS", kafka_broker.NEWEST).split(",")
@@ -153,23 +153,16 @@ def test_kafkas_text_that_is_not_its_json_is_reported():
     assert found and "record 0: Kafka's text not understood" in found[0]
 
 
-def _differential(version, sets) -> tuple[list[str], dict]:
-    try:
-        return dd.differential(version, sets)
-    except kafka_jars.KafkaJarsError as exc:
-        pytest.skip(f"no Kafka {version} DumpLogSegments: {exc}")
-
-
 @pytest.mark.broker
 @pytest.mark.parametrize("version", VERSIONS)
-def test_decoders_agree_with_kafka_on_the_broker_corpus(version):
+def test_decoders_agree_with_kafka_on_the_broker_corpus(version, kafka_or_skip):
     """The broker's own __consumer_offsets, __transaction_state (its transactional workload)
     and __cluster_metadata, clean and killed: about 10 s."""
-    try:
-        corpus = kafka_broker.broker_corpus(version)
-    except kafka_jars.KafkaJarsError as exc:
-        pytest.skip(f"no Kafka {version} broker: {exc}")
-    differences, counts = _differential(version, {f"broker-{version}": corpus.root})
+    corpus = kafka_or_skip(f"{version} broker", kafka_broker.broker_corpus, version)
+    sets = {f"broker-{version}": corpus.root}
+    differences, counts = kafka_or_skip(
+        f"{version} DumpLogSegments", dd.differential, version, sets
+    )
     assert differences == []
     for decoder in ("offsets", "transactions", "cluster_metadata"):
         assert counts[f"broker-{version}/{decoder}"] >= 10, counts
@@ -178,11 +171,13 @@ def test_decoders_agree_with_kafka_on_the_broker_corpus(version):
 @pytest.mark.broker
 @pytest.mark.corpus
 @pytest.mark.parametrize("version", VERSIONS)
-def test_decoders_agree_with_kafka_on_the_shared_corpus(corpus, version):
+def test_decoders_agree_with_kafka_on_the_shared_corpus(corpus, version, kafka_or_skip):
     """Every internal-topic .log of ../shared/kafka-corpus (Kafka 0.10.1 to 3.x brokers,
     about 118,000 records): about 20 s."""
     sets = {path.name: path for path in sorted(corpus.iterdir()) if path.is_dir()}
-    differences, counts = _differential(version, sets)
+    differences, counts = kafka_or_skip(
+        f"{version} DumpLogSegments", dd.differential, version, sets
+    )
     assert differences == []
     assert sum(counts.values()) > 100_000
     assert counts["kafka-2018-offsets-index/offsets"] > 5000
@@ -195,3 +190,30 @@ def test_the_internal_topics_page_lists_every_format_difference():
     page = (repo / "docs" / "internal-topics.md").read_text(encoding="utf-8")
     for what in dd.DECODE_FORMAT_DIFFERENCES:
         assert f"| {what} |" in page
+
+
+# The same records as Kafka 4.0 to 4.3 print some of them (issue 23 item 4: every release of
+# the matrix): 4.0's transaction text and control type name, 4.1-4.3's status id.
+OLDER_RESTS = {
+    3: " key: transaction_metadata::transactionalId=x payload: producerId:5,producerEpoch:0,"
+    "state=Ongoing,partitions=[t-0],txnLastUpdateTimestamp=7,txnTimeoutMs=60000",
+    5: " controlType: LEADER_CHANGE(2)",
+}
+
+
+@pytest.mark.parametrize(
+    "rests",
+    [OLDER_RESTS, {3: KAFKA_RESTS[3].replace('"Ongoing"', "1")}],
+    ids=["4.0", "4.1-4.3"],
+)
+def test_the_older_releases_text_is_compared_too(rests):
+    dump = kafka_dump()
+    for offset, rest in rests.items():
+        dump.lines[2 * offset + 1] = _RECORD.format(offset) + rest
+    assert dd.compare_file(dump, ours()) == ([], len(OURS))
+    changed = ours()
+    changed[3]["records"][0]["value_decoded"]["TransactionPartitions"][0]["PartitionIds"] = [1]
+    changed[5]["records"][0]["key_decoded"]["controlType"] = "KRAFT_VOTERS"
+    found, _ = dd.compare_file(dump, changed)
+    assert any(line.startswith("record 3 value.transactionPartitions") for line in found)
+    assert len(found) == 2 and found[-1].startswith("record 5 key.controlType"), found
