@@ -16,10 +16,15 @@ prints it (docs/hooks/generated.py).
 
 from __future__ import annotations
 
+import base64
 import json
 import re
 from collections import defaultdict
 from pathlib import Path
+
+from reference_impl.messages.message_reader import read_message
+from reference_impl.messages.schema import Field, Message, Versions
+from reference_impl.messages.wire import MessageDecodeError, Reader
 
 from . import kafka_dump as kd
 from .dump_differential import klogspec_dump
@@ -43,8 +48,10 @@ DECODE_FORMAT_DIFFERENCES = {
     "(TXLOG-1). Compared through that table.",
     "consumer subscriptions": "For a group of protocol type `consumer`, Kafka decodes each "
     "member's `subscription` and `assignment` bytes as the consumer protocol's JSON (topics, "
-    "owned and assigned partitions); klogspec keeps them as base64, as for every other "
-    "protocol type (where Kafka prints base64 too). Not compared for `consumer` groups.",
+    "user data, owned and assigned partitions, generation, rack); klogspec keeps them as "
+    "base64, as for every other protocol type (where Kafka prints base64 too). Compared by "
+    "reading our bytes as the consumer protocol (ConsumerProtocolSubscription and "
+    "ConsumerProtocolAssignment, versions 0-3) on the test's side.",
     "Kafka 4.0": "DumpLogSegments 4.0 (Scala) prints a KRaft control record as its type's name "
     "only (`controlType: LEADER_CHANGE(2)`), and a `__transaction_state` record as text "
     "(`key: transaction_metadata::transactionalId=X payload: producerId:5,producerEpoch:0,"
@@ -154,7 +161,7 @@ def kafka_decoded(rest: str) -> dict:
     status = value.get("transactionStatus")  # a name from 4.4 on, the id before
     if isinstance(status, int) and 0 <= status < len(TRANSACTION_STATES):
         value["transactionStatus"] = TRANSACTION_STATES[status]
-    return {"key": key, "value": _without_consumer_protocol(value)}
+    return {"key": key, "value": value}
 
 
 def ours_as_kafka(record: dict) -> dict:
@@ -173,7 +180,7 @@ def ours_as_kafka(record: dict) -> dict:
         status = value.get("transactionStatus")
         if isinstance(status, int) and 0 <= status < len(TRANSACTION_STATES):
             value["transactionStatus"] = TRANSACTION_STATES[status]
-    return {"key": key, "value": _without_consumer_protocol(value)}
+    return {"key": key, "value": _consumer_protocol(value)}
 
 
 _CONTROL_NAMED = re.compile(r"^ controlType: (\w+)\((-?\d+)\)$")
@@ -255,14 +262,49 @@ def _upper_snake(name: str) -> str:
     return re.sub(r"(?<=[a-z0-9])(?=[A-Z])", "_", name).upper()
 
 
-def _without_consumer_protocol(value: dict | None) -> dict | None:
-    """A ``consumer`` group's members without their subscription and assignment bytes, which
-    Kafka decodes and we keep (DECODE_FORMAT_DIFFERENCES, "consumer subscriptions")."""
+def _field(name, kind, versions="0+", nullable="none", fields=()) -> Field:
+    none = Versions.parse("none")
+    return Field(name, kind, Versions.parse(versions), Versions.parse(nullable), None, none,
+                 None, None, fields)  # fmt: skip
+
+
+# The consumer protocol's Subscription and Assignment (versions 0-3, never flexible), from
+# clients/src/main/resources/common/message/ConsumerProtocol{Subscription,Assignment}.json of
+# Kafka 4.4.0: what Kafka's offsets decoder shows of a `consumer` group member's bytes.
+_TOPIC_PARTITION = (_field("Topic", "string"), _field("Partitions", "[]int32"))
+_CONSUMER_PROTOCOL = {
+    "subscription": (_field("Topics", "[]string"), _field("UserData", "bytes", nullable="0+"),
+                     _field("OwnedPartitions", "[]TopicPartition", "1+", fields=_TOPIC_PARTITION),
+                     _field("GenerationId", "int32", "2+"),
+                     _field("RackId", "string", "3+", nullable="3+")),
+    "assignment": (_field("AssignedPartitions", "[]TopicPartition", fields=_TOPIC_PARTITION),
+                   _field("UserData", "bytes", nullable="0+")),
+}  # fmt: skip
+
+
+def _consumer_protocol(value: dict | None) -> dict | None:
+    """A ``consumer`` group's members with their subscription and assignment bytes read as
+    the consumer protocol, as Kafka's decoder shows them (DECODE_FORMAT_DIFFERENCES)."""
     if not value or value.get("protocolType") != "consumer" or not value.get("members"):
         return value
-    members = [{k: v for k, v in m.items() if k not in ("subscription", "assignment")}
+    members = [{**m, **{side: _read_consumer_protocol(side, m.get(side))
+                        for side in _CONSUMER_PROTOCOL if m.get(side)}}
                for m in value["members"]]  # fmt: skip
     return {**value, "members": members}
+
+
+def _read_consumer_protocol(side: str, blob: str):
+    """ConsumerProtocol.deserialize*: an int16 version (a newer one read as 3, the fields it
+    adds at the end left unread), then the message; the bytes, kept, where they do not read."""
+    data = base64.b64decode(blob)
+    reader = Reader(data)
+    try:
+        version = min(reader.int16(), 3)
+        message = Message(side, Versions(0, 3), Versions.parse("none"), "", {},
+                          _CONSUMER_PROTOCOL[side])  # fmt: skip
+        return _camel(read_message(reader, message, version))
+    except MessageDecodeError:
+        return blob
 
 
 def _diff(where: str, kafka, ours, path: str = "") -> list[str]:

@@ -9,6 +9,7 @@ finds no difference outside conformance.decode_differential.DECODE_FORMAT_DIFFER
 
 from __future__ import annotations
 
+import base64
 import copy
 import os
 from pathlib import Path
@@ -49,13 +50,19 @@ KAFKA_RESTS = [
 ]
 
 
+def _b64(raw: bytes) -> str:
+    return base64.b64encode(raw).decode()
+
+
 def _record(offset, key, value) -> dict:
     return {"offset": offset, "key_decoded": key, "value_decoded": value}
 
 
 MEMBER = {"memberId": "m", "groupInstanceId": None, "clientId": "c", "clientHost": "/h",
-          "rebalanceTimeout": 300000, "sessionTimeout": 45000, "subscription": "AAMAAAAB",
-          "assignment": "AAMAAAAA"}  # fmt: skip
+          "rebalanceTimeout": 300000, "sessionTimeout": 45000,
+          # consumer protocol version 0: topics ["plain"], no user data; no partitions
+          "subscription": _b64(b"\0\0\0\0\0\1\0\5plain\xff\xff\xff\xff"),
+          "assignment": _b64(b"\0\0\0\0\0\0\xff\xff\xff\xff")}  # fmt: skip
 # klogspec dump --decode auto --json for the same records
 OURS = [
     _record(0, {"type": "OffsetCommitKey", "version": 1, "group": "g", "topic": "t",
@@ -119,6 +126,11 @@ def test_the_same_records_both_ways_have_no_difference():
          "record 1 value: Kafka None"),
         (lambda o: o[2]["value_decoded"]["members"][0].update(clientHost="/x"),
          "record 2 value.members[0].clientHost"),
+        (lambda o: o[2]["value_decoded"]["members"][0].update(
+            subscription=_b64(b"\0\0\0\0\0\1\0\5plaim\xff\xff\xff\xff")),
+         "record 2 value.members[0].subscription.topics[0]: Kafka 'plain', klogspec 'plaim'"),
+        (lambda o: o[2]["value_decoded"]["members"][0].update(assignment="AAA="),
+         "record 2 value.members[0].assignment: Kafka {"),
         (lambda o: o[3]["value_decoded"].update(TransactionStatus=4),
          "value.transactionStatus: Kafka 'Ongoing', klogspec 'CompleteCommit'"),
         (lambda o: o[3]["value_decoded"]["TransactionPartitions"][0]["PartitionIds"].append(1),
