@@ -80,12 +80,15 @@ _JSON = json.JSONDecoder()
 
 
 def internal_topic_logs(root: Path) -> dict[str, list[Path]]:
-    """Every ``.log`` of the internal-topic partitions under ``root``, by Kafka's decoder."""
+    """Every ``.log`` of the internal-topic partitions under ``root``, and every KRaft
+    snapshot of ``__cluster_metadata``, by Kafka's decoder."""
     found = defaultdict(list)
     for topic, decoder in TOPICS.items():
         for directory in sorted(root.rglob(f"{topic}-*")):
             if directory.is_dir():
                 found[decoder] += sorted(directory.glob("*.log"))
+                if decoder == "cluster_metadata":  # and KRaft's snapshots (.checkpoint)
+                    found[decoder] += sorted(directory.glob("*-*.checkpoint"))
     return dict(found)
 
 

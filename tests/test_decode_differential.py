@@ -184,8 +184,8 @@ def test_decoders_agree_with_kafka_on_the_broker_corpus(version, kafka_or_skip):
 @pytest.mark.corpus
 @pytest.mark.parametrize("version", VERSIONS)
 def test_decoders_agree_with_kafka_on_the_shared_corpus(corpus, version, kafka_or_skip):
-    """Every internal-topic .log of ../shared/kafka-corpus (Kafka 0.10.1 to 3.x brokers,
-    about 118,000 records): about 20 s."""
+    """Every internal-topic .log and KRaft snapshot of ../shared/kafka-corpus (Kafka 0.10.1
+    to 3.x brokers, 118,857 records): about 20 s."""
     sets = {path.name: path for path in sorted(corpus.iterdir()) if path.is_dir()}
     differences, counts = kafka_or_skip(
         f"{version} DumpLogSegments", dd.differential, version, sets
@@ -195,6 +195,7 @@ def test_decoders_agree_with_kafka_on_the_shared_corpus(corpus, version, kafka_o
     assert counts["kafka-2018-offsets-index/offsets"] > 5000
     assert counts["kraft-3.5.0-and-ksql-txn/cluster_metadata"] > 10_000
     assert counts["kraft-ksql-transactional/transactions"] > 0
+    assert counts["kraft-snapshots-idempotent/cluster_metadata"] > 400  # from its snapshots
 
 
 def test_the_internal_topics_page_lists_every_format_difference():
