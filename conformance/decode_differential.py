@@ -26,8 +26,8 @@ from reference_impl.messages.message_reader import read_message
 from reference_impl.messages.schema import Field, Message, Versions
 from reference_impl.messages.wire import MessageDecodeError, Reader
 
+from . import dump_differential
 from . import kafka_dump as kd
-from .dump_differential import klogspec_dump
 
 DECODE_FORMAT_DIFFERENCES = {
     "record wrapper": 'Kafka wraps a coordinator key as `{"type": "N", "data": {...}}` and its '
@@ -105,7 +105,7 @@ def differential(version: str, sets: dict[str, Path]) -> tuple[list[str], dict[s
         files = [path for _, path in named]
         options = (*kd.DEEP, kd.DECODER_OPTIONS[decoder])
         kafka = kd.run_dump_log_segments(version, files, options)
-        ours = klogspec_dump(files, "--decode", "auto")
+        ours = dump_differential.klogspec_dump(files, "--decode", "auto")
         for name, path in named:
             found = compare_file(kafka[str(path)], ours.get(str(path), []))
             differences += [f"{path}: {difference}" for difference in found[0]]
@@ -235,12 +235,10 @@ def _as_printed(ours: dict, kafka: dict) -> dict:
     }
 
 
-# our control type names in Kafka's words (dump_differential._CONTROL_WORDS, the other way)
+# our control type names in Kafka's words: dump_differential's table, the other way
 _CONTROL_WORDS = {
-    "LEADER_CHANGE": "LeaderChange", "SNAPSHOT_HEADER": "SnapshotHeader",
-    "SNAPSHOT_FOOTER": "SnapshotFooter", "KRAFT_VERSION": "KRaftVersion",
-    "KRAFT_VOTERS": "KRaftVoters",
-}  # fmt: skip
+    ours: words.strip(" :") for words, ours in dump_differential.CONTROL_WORDS.items()
+}
 
 
 def _fields(decoded: dict | None) -> dict:
