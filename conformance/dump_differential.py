@@ -58,7 +58,7 @@ FORMAT_DIFFERENCES = {
 _CLI = "import sys; from klogspec.cli import main; sys.argv[0] = 'klogspec'; main()"
 # Kafka's words for a control record's type: 4.4 decodes the KRaft ones (as JSON), 4.0 names
 # every type but ABORT and COMMIT as `controlType: NAME(id)`.
-_CONTROL_WORDS = {
+CONTROL_WORDS = {
     " LeaderChange: ": "LEADER_CHANGE", " SnapshotHeader ": "SNAPSHOT_HEADER",
     " SnapshotFooter ": "SNAPSHOT_FOOTER", " KRaftVersion ": "KRAFT_VERSION",
     " KRaftVoters ": "KRAFT_VOTERS",
@@ -199,7 +199,7 @@ def _record_fields(record: dict) -> dict:
     json_value = _CONTROL_JSON.match(out["rest"])
     named = _CONTROL_NAMED.match(out["rest"])
     if json_value is not None:
-        out["rest"] = f" control {_CONTROL_WORDS[json_value[1]]}"
+        out["rest"] = f" control {CONTROL_WORDS[json_value[1]]}"
     elif named is not None:
         known = named[1] != "UNKNOWN"
         out["rest"] = f" control {named[1] if known else f'UNKNOWN({named[2]})'}"
@@ -208,7 +208,7 @@ def _record_fields(record: dict) -> dict:
     return out
 
 
-_CONTROL_JSON = re.compile(rf"^({'|'.join(_CONTROL_WORDS)})\{{.*\}}$", re.DOTALL)
+_CONTROL_JSON = re.compile(rf"^({'|'.join(CONTROL_WORDS)})\{{.*\}}$", re.DOTALL)
 _CONTROL_NAMED = re.compile(r"^ controlType: (\w+)\((-?\d+)\)$")
 _REPLACEMENTS = re.compile("\ufffd+")
 

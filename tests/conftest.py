@@ -27,6 +27,22 @@ def corpus() -> Path:
     return root
 
 
+@pytest.fixture
+def kafka_or_skip():
+    """``kafka_or_skip(what, make, *args)``: ``make(*args)``, Kafka's side of a differential
+    or a broker run; without Java, Maven or the release jars (KafkaJarsError), a skip that
+    names ``what`` and the reason."""
+    from conformance.kafka_jars import KafkaJarsError
+
+    def call(what: str, make, *args):
+        try:
+            return make(*args)
+        except KafkaJarsError as exc:
+            pytest.skip(f"no Kafka {what}: {exc}")
+
+    return call
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Without the compiled kernels (no C compiler at install) this process has warned once;
     the commands the tests start then take the pure path by choice, so that their stderr, which

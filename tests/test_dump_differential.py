@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from conformance import dump_differential, kafka_broker, kafka_jars
+from conformance import dump_differential, kafka_broker
 from conformance import kafka_dump as kd
 
 # The releases to compare with (test_broker_corpus.py's variable): the newest by default.
@@ -125,22 +125,14 @@ def test_a_difference_in_any_field_is_reported(change, expected):
     assert len(found) == 1 and expected in found[0], found
 
 
-def _differential(version, files) -> tuple[list[str], dict]:
-    try:
-        return dump_differential.differential(version, files)
-    except kafka_jars.KafkaJarsError as exc:
-        pytest.skip(f"no Kafka {version} DumpLogSegments: {exc}")
-
-
 @pytest.mark.broker
 @pytest.mark.parametrize("version", VERSIONS)
-def test_dump_agrees_with_kafka_on_the_broker_corpus(version):
-    try:
-        corpus = kafka_broker.broker_corpus(version)
-    except kafka_jars.KafkaJarsError as exc:
-        pytest.skip(f"no Kafka {version} broker: {exc}")
+def test_dump_agrees_with_kafka_on_the_broker_corpus(version, kafka_or_skip):
+    corpus = kafka_or_skip(f"{version} broker", kafka_broker.broker_corpus, version)
     files = sorted(p for p in corpus.root.rglob("*") if p.is_file())
-    differences, counts = _differential(version, files)
+    differences, counts = kafka_or_skip(
+        f"{version} DumpLogSegments", dump_differential.differential, version, files
+    )
     assert differences == []
     assert counts["files"] >= 100 and counts["records"] > 6000 and counts["entries"] > 100
 
@@ -148,30 +140,15 @@ def test_dump_agrees_with_kafka_on_the_broker_corpus(version):
 @pytest.mark.broker
 @pytest.mark.corpus
 @pytest.mark.parametrize("version", VERSIONS)
-def test_dump_agrees_with_kafka_on_the_shared_corpus(corpus, version):
+def test_dump_agrees_with_kafka_on_the_shared_corpus(corpus, version, kafka_or_skip):
     """Every file of ../shared/kafka-corpus DumpLogSegments reads (Kafka 0.8 to 4.0 brokers,
     legacy formats, damaged files), about 2 minutes."""
     files = sorted(p for p in corpus.rglob("*") if p.is_file())
-    differences, counts = _differential(version, files)
+    differences, counts = kafka_or_skip(
+        f"{version} DumpLogSegments", dump_differential.differential, version, files
+    )
     assert differences == []
     assert counts["batches"] > 150_000 and counts["files"] > 1000
-
-
-@pytest.mark.broker
-def test_kafkas_side_takes_the_decoders():
-    """DumpLogSegments' --offsets-decoder reads __consumer_offsets records as JSON (for the
-    differential of ``klogspec dump --decode``)."""
-    version = VERSIONS[-1]
-    try:
-        corpus = kafka_broker.broker_corpus(version)
-    except kafka_jars.KafkaJarsError as exc:
-        pytest.skip(f"no Kafka {version} broker: {exc}")
-    log = corpus.clean / "__consumer_offsets-0" / "00000000000000000000.log"
-    options = (*kd.DEEP, kd.DECODER_OPTIONS["offsets"])
-    dump = kd.run_dump_log_segments(version, [log], options)[str(log)]
-    records = [r for b in kd.parse_log(dump)["batches"] for r in b["records"]]
-    assert records and all(r["rest"].startswith(' key: {"type":') for r in records)
-    assert any('"group":"klogspec-group"' in r["rest"] for r in records)
 
 
 def test_the_cli_page_shows_one_file_both_ways_and_the_differences():

@@ -184,6 +184,15 @@ def _dump_vs_kafka(repo: Path) -> list[str]:
     return ["", text, "| What | How it differs |", "| --- | --- |", *rows, ""]
 
 
+def decode_differences_table() -> str:
+    """The ``--decode`` differential's list of format differences, for docs/internal-topics.md
+    (conformance/decode_differential.py's DECODE_FORMAT_DIFFERENCES)."""
+    from conformance.decode_differential import DECODE_FORMAT_DIFFERENCES
+
+    rows = [f"| {what} | {_cell(why)} |" for what, why in DECODE_FORMAT_DIFFERENCES.items()]
+    return "\n".join(["| What | How it differs, and how it is compared |", "| --- | --- |", *rows])
+
+
 # --- requirement table --------------------------------------------------------------------------
 
 

@@ -34,12 +34,13 @@ def _milestones() -> str:
 
 
 SECTIONS: dict[str, Callable[[], str]] = {
+    "decode_differences": generated.decode_differences_table,
     "features": generated.features_table,
     "milestones": _milestones,
     "operations": lambda: generated.operations_table(REPO),
     "transcript": _transcript,
 }
-PAGES = ("docs/conformance/index.md", "docs/conformance/protocol.md")
+PAGES = ("docs/conformance/index.md", "docs/conformance/protocol.md", "docs/internal-topics.md")
 _PAIR = re.compile(
     r"(<!-- klogspec:(?P<name>[a-z_]+) -->\n)(?P<body>.*?)(<!-- /klogspec:(?P=name) -->)",
     re.DOTALL,
