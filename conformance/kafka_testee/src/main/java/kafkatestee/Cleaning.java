@@ -34,16 +34,16 @@ final class Cleaning {
 
     private Object manager;
 
+    /** Whether this release's cleaner is served: Kafka's Java Cleaner (4.1+). */
+    static boolean served() { return ReleaseLog.exists(PKG + "Cleaner"); }
+
     JsonNode clean(Session session, JsonNode args, Time time) throws Exception {
-        if (!ReleaseLog.exists(PKG + "Cleaner"))
+        if (!served())
             throw new Errors.OperationError("INVALID_REQUEST", "clean needs Kafka 4.1+ (4.0's log cleaner is Scala)");
         Object log = session.log.log;
         TopicPartition tp = session.glue.topicPartition;
         File logDir = session.glue.logDir;
-        if (manager == null)
-            manager = ReleaseLog.load(PKG + "LogCleanerManager").getConstructor(List.class, java.util.concurrent.ConcurrentMap.class,
-                    ReleaseLog.load(PKG + "LogDirFailureChannel")).newInstance(List.of(logDir),
-                    new ConcurrentHashMap<>(Map.of(tp, log)), session.glue.channel);
+        manager(session);
         if (args.hasNonNull("first_dirty_offset"))
             ReleaseLog.call(manager, "updateCheckpoints", logDir,
                     Optional.of(Map.entry(tp, args.get("first_dirty_offset").asLong())), Optional.empty());
@@ -58,7 +58,7 @@ final class Cleaning {
         putOffset(r, "first_dirty_offset", compacted ? ReleaseLog.call(offsets, "firstDirtyOffset") : null);
         putOffset(r, "first_uncleanable_dirty_offset", compacted ? ReleaseLog.call(offsets, "firstUncleanableDirtyOffset") : null);
         r.put("checkpoint_reset", compacted && (Boolean) ReleaseLog.call(offsets, "forceUpdateCheckpoint"));
-        if (picked.isEmpty()) return withStats(r, null, null, null, null, null);
+        if (picked.isEmpty()) return compacted ? notPicked(r, log, offsets, now) : withStats(r, null, null, null, null, null);
         Object toClean = picked.get();
         Map.Entry<?, ?> done = (Map.Entry<?, ?>) ReleaseLog.call(cleaner(args, time), "clean", toClean);
         ReleaseLog.call(manager, "doneCleaning", tp, logDir, (Long) done.getKey());
@@ -66,6 +66,51 @@ final class Cleaning {
         r.put("first_dirty_offset", (Long) firstDirty);
         return withStats(r, ReleaseLog.call(toClean, "firstUncleanableOffset"), done.getKey(),
                 ReleaseLog.call(toClean, "cleanableRatio"), maxCompactionDelay(log, (Long) firstDirty, now), done.getValue());
+    }
+
+    /**
+     * A compacted log the pass did not pick (empty, or below min.cleanable.dirty.ratio with no compaction delay): the
+     * figures grabFilthiestCompactedLog computed for it on the way, from Kafka's own LogToClean and maxCompactionDelay.
+     */
+    static ObjectNode notPicked(ObjectNode r, Object log, Object offsets, long now) throws Exception {
+        long firstDirty = (Long) ReleaseLog.call(offsets, "firstDirtyOffset");
+        long delay = (Long) maxCompactionDelay(log, firstDirty, now);
+        Object ltc = ReleaseLog.load(PKG + "LogToClean").getConstructor(ReleaseLog.UNIFIED_LOG, long.class, long.class,
+                boolean.class).newInstance(log, firstDirty, ReleaseLog.call(offsets, "firstUncleanableDirtyOffset"), delay > 0);
+        double ratio = (Double) ReleaseLog.call(ltc, "cleanableRatio");
+        return withStats(r, ReleaseLog.call(ltc, "firstUncleanableOffset"), null, Double.isNaN(ratio) ? null : ratio,
+                delay, null);
+    }
+
+    /**
+     * LogManager.truncateTo (when the target is below the active segment's base) and truncateFullyAndStartAt:
+     * LogCleanerManager.maybeTruncateCheckpoint to the new active segment's base offset (COMPACT-27). A broker's cleaner
+     * exists from startup; here the manager is made when a {@code cleaner-offset-checkpoint} exists to be truncated.
+     */
+    void maybeTruncateCheckpoint(Session session) throws Exception {
+        File logDir = session.glue.logDir;
+        if (manager == null && !new File(logDir, "cleaner-offset-checkpoint").exists()) return;
+        long activeBase = (Long) ReleaseLog.call(ReleaseLog.call(session.log.log, "activeSegment"), "baseOffset");
+        ReleaseLog.call(manager(session), "maybeTruncateCheckpoint", logDir, session.glue.topicPartition, activeBase);
+    }
+
+    /**
+     * LogCleanerManager over this log dir and a map of the broker's logs holding the open log. GLUE: the other
+     * partitions a checkpoint names count as logs of the same broker (their entries are kept, as the root checkpoints'
+     * glue keeps them): the map answers containsKey for them, and only the open log is iterated, so only it is cleaned.
+     */
+    Object manager(Session session) throws Exception {
+        if (manager == null) {
+            TopicPartition tp = session.glue.topicPartition;
+            ConcurrentHashMap<TopicPartition, Object> logs = new ConcurrentHashMap<>() {
+                @Override public boolean containsKey(Object key) { return true; }
+            };
+            logs.put(tp, session.log.log);
+            manager = ReleaseLog.load(PKG + "LogCleanerManager").getConstructor(List.class,
+                    java.util.concurrent.ConcurrentMap.class, ReleaseLog.load(PKG + "LogDirFailureChannel"))
+                    .newInstance(List.of(session.glue.logDir), logs, session.glue.channel);
+        }
+        return manager;
     }
 
     /** LogCleanerManager.cleanableOffsets (package-private in 4.4): Kafka's own, called by reflection. */

@@ -95,11 +95,15 @@ public final class KafkaTestee {
                 session.log.flush(false); // UnifiedLog.flush(forceFlushActiveSegment = false): up to the LEO
                 return JSON.createObjectNode();
             case "truncate_to": {
-                boolean truncated = session.truncateTo(args.get("offset").asLong());
+                long offset = args.get("offset").asLong();
+                boolean belowActive = offset < session.log.logSegments().stream().mapToLong(LogSegment::baseOffset).max().orElse(0L);
+                boolean truncated = session.truncateTo(offset);
+                if (belowActive) cleaning.maybeTruncateCheckpoint(session); // LogManager.truncateTo's needToStopCleaner
                 return JSON.createObjectNode().put("truncated", truncated);
             }
             case "truncate_fully_and_start_at":
                 session.truncateFullyAndStartAt(args.get("offset").asLong(), optionalLong(args.path("log_start_offset")));
+                cleaning.maybeTruncateCheckpoint(session);
                 return JSON.createObjectNode();
             case "delete_segments_before":
                 return JSON.createObjectNode().put("deleted_segments", deleteRecords(args.get("offset").asLong()));
@@ -125,6 +129,7 @@ public final class KafkaTestee {
         for (String feature : List.of("compression", "crash_recovery", "idempotence", "leader_epoch_checkpoint",
                 "legacy_formats", "log_append_time", "preallocate", "producer_snapshots", "transaction_index"))
             f.add(feature);
+        if (Cleaning.served()) f.add("compaction"); // clean: Kafka's own cleaner of the release (Cleaning)
         return r;
     }
 
