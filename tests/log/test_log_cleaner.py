@@ -289,6 +289,23 @@ def test_aborted_data_goes_and_the_last_batch_stays_empty(log):
     assert [(t.producer_id, t.first_offset, t.last_offset) for t in aborted] == [(7, 0, 2)]
 
 
+@pytest.mark.req("COMPACT-17", "COMPACT-20")
+def test_clean_segments_retaining_last_empty_batch(log):
+    """LogCleanerTest testCleanSegmentsRetainingLastEmptyBatch (KAFKA-17076): the batch whose
+    next offset is the pass's first uncleanable offset stays as an empty batch, so the offset
+    that ends the cleaned range is still in the log; an emptied batch before it goes."""
+    for offset, key in ((0, "a"), (1, "a"), (2, None), (3, "b")):
+        record = SimpleRecord(value=b"v", key=None if key is None else key.encode(), timestamp=0)
+        log.append_as_follower(
+            build_record_batch([record], base_offset=offset, partition_leader_epoch=0)
+        )
+        if offset == 2:
+            log.roll()
+    out = clean_once(log, Cleaner())
+    assert out.end_offset == 3
+    assert [(b.base_offset, b.records_count) for b in batches(log)] == [(1, 1), (2, 0), (3, 1)]
+
+
 @pytest.mark.req("COMPACT-15")
 def test_commit_marker_goes_after_its_horizon(tmp_path, clock):
     """LogCleanerTest testCommitMarkerRemoval."""
