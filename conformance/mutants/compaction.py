@@ -14,6 +14,7 @@ from reference_impl.log import (
     truncation,
 )
 from reference_impl.log import log_validator as validator
+from reference_impl.records.compression import Compression
 
 from .mutant import Mutant
 
@@ -106,6 +107,19 @@ def _natural_last_offset(records, **kwargs):
     return _ORIGINAL["build"](records, **kwargs)
 
 
+def _rewrite_uncompressed(records, **kwargs):
+    """A rewritten batch written without its codec (buildRetainedRecordsInto given NONE)."""
+    return _ORIGINAL["build"](records, **{**kwargs, "compression": Compression.NONE})
+
+
+def _rewrite_crc_stale(records, **kwargs):
+    """A rewritten compressed batch whose CRC is not recomputed over its new bytes."""
+    raw = bytearray(_ORIGINAL["build"](records, **kwargs))
+    if kwargs.get("compression", Compression.NONE) is not Compression.NONE and records:
+        raw[17:21] = bytes(b ^ 0xFF for b in raw[17:21])  # the crc field (BATCH-1)
+    return bytes(raw)
+
+
 def _ratio_nudged(self):
     """The dirty ratio compared with >= instead of >: a ratio at the threshold passes."""
     ratio = _ORIGINAL["ratio"].fget(self)
@@ -148,6 +162,10 @@ COMPACTION = (
            lambda: [(Filter, "_is_last_batch_of_producer", lambda self, batch: False)]),
     Mutant("rewrite-loses-last-offset", "a rewritten batch's lastOffsetDelta is its last kept record's", frozenset({"COMPACT-19"}), ("compaction.batch.*",),
            lambda: [(record_filter, "build_record_batch", _natural_last_offset)]),
+    Mutant("rewrite-drops-codec", "a compressed batch that loses records is rewritten uncompressed", frozenset({"COMPACT-28"}), ("compaction.compressed.*",),
+           lambda: [(record_filter, "build_record_batch", _rewrite_uncompressed)]),
+    Mutant("rewrite-crc-stale", "a rewritten compressed batch keeps a CRC that does not match its bytes", frozenset({"COMPACT-28"}), ("compaction.compressed.*",),
+           lambda: [(record_filter, "build_record_batch", _rewrite_crc_stale)]),
     Mutant("groups-ignore-segment-bytes", "every segment below the end offset is cleaned into one", frozenset({"COMPACT-22"}), ("compaction.basic.*", "compaction.group.*"),
            lambda: [(log_cleaner, "group_segments_by_size", _group_everything)]),
     Mutant("truncation-keeps-cleaner-checkpoint", "a truncation below the cleaned offset leaves cleaner-offset-checkpoint", frozenset({"COMPACT-27"}), ("compaction.checkpoint.*",),

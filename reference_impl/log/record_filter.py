@@ -120,7 +120,9 @@ def rebuild_batch(batch, kept, delete_horizon_ms: int | None) -> bytes:
     """COMPACT-19 [buildRetainedRecordsInto]: the original base offset, codec, timestamp type,
     producer id, epoch, base sequence, flags and leader epoch; the records kept with their
     offsets and timestamps; lastOffsetDelta overridden to the original's, so the producer's
-    last sequence survives; a delete horizon, if given, as baseTimestamp with attribute bit 6."""
+    last sequence survives; a delete horizon, if given, as baseTimestamp with attribute bit 6.
+    COMPACT-28: compressed again with the batch's codec, by this package's compressor; another
+    compressor's bytes for the same records conform as well."""
     log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
     return build_record_batch(
         [
