@@ -77,6 +77,27 @@ def test_a_smoke_run_on_the_newest_release(tools):
     assert not found and suite.count("passed", "xfail") == len(scenarios), "\n".join(found)
 
 
+# Compaction families on which every release agrees with the goldens, through Kafka's own cleaner:
+# 4.0's Scala kafka.log.Cleaner and the newest release's Java one (kafka_testee's ReleaseCleaner).
+COMPACTION_SMOKE = ("compaction.batch.", "compaction.config.", "compaction.ratio.", "compaction.write.",
+                    "compaction.legacy.", "compaction.empty-log", "compaction.roll.")  # fmt: skip
+
+
+@pytest.mark.parametrize("version", [RELEASES[0], NEWEST])
+def test_compaction_on_kafkas_own_cleaner(tools, version):
+    """The release testee claims compaction and its clean is Kafka's cleaner of the release."""
+    try:
+        impl = resolve_impl(f"kafka:{version}")
+    except CannotStart as exc:
+        pytest.skip(str(exc))
+    scenarios = [s for s in load_all() if s.id.startswith(COMPACTION_SMOKE)]
+    assert len(scenarios) >= 15
+    suite = run_suite(impl, scenarios, expected=expected_for(version), timeout=60)
+    assert "compaction" in suite.hello["features"], suite.hello
+    found = differences(suite, shown=3)
+    assert not found and suite.count("passed", "xfail") == len(scenarios), "\n".join(found)
+
+
 @pytest.mark.parametrize(("version", "mode"), MATRIX)
 def test_the_suite_on_a_kafka_release(tools, version, mode):
     listed = expected_for(version)
