@@ -64,17 +64,23 @@ def test_every_list_loads_without_repeats():
 SMOKE_FAMILIES = ("epoch.", "flush.", "transactions.")
 
 
-def test_a_smoke_run_on_the_newest_release(tools):
+def smoke_run(version: str, families: tuple[str, ...], at_least: int):
+    """The scenarios of ``families`` on a release: every one passes or is a listed difference
+    (a release's own list names version notes); the suite, for more checks."""
     try:
-        impl = resolve_impl(f"kafka:{NEWEST}")
+        impl = resolve_impl(f"kafka:{version}")
     except CannotStart as exc:
         pytest.skip(str(exc))
-    scenarios = [s for s in load_all() if s.id.startswith(SMOKE_FAMILIES)]
-    assert len(scenarios) >= 40
-    suite = run_suite(impl, scenarios, expected=expected_for(NEWEST), timeout=60)
+    scenarios = [s for s in load_all() if s.id.startswith(families)]
+    assert len(scenarios) >= at_least
+    suite = run_suite(impl, scenarios, expected=expected_for(version), timeout=60)
     found = differences(suite, shown=3)
-    # a release's own listed differences (kafka-<version>.txt, version notes) count as judged
     assert not found and suite.count("passed", "xfail") == len(scenarios), "\n".join(found)
+    return suite
+
+
+def test_a_smoke_run_on_the_newest_release(tools):
+    smoke_run(NEWEST, SMOKE_FAMILIES, 40)
 
 
 # Compaction families on which every release agrees with the goldens, through Kafka's own cleaner:
@@ -86,16 +92,8 @@ COMPACTION_SMOKE = ("compaction.batch.", "compaction.config.", "compaction.ratio
 @pytest.mark.parametrize("version", [RELEASES[0], NEWEST])
 def test_compaction_on_kafkas_own_cleaner(tools, version):
     """The release testee claims compaction and its clean is Kafka's cleaner of the release."""
-    try:
-        impl = resolve_impl(f"kafka:{version}")
-    except CannotStart as exc:
-        pytest.skip(str(exc))
-    scenarios = [s for s in load_all() if s.id.startswith(COMPACTION_SMOKE)]
-    assert len(scenarios) >= 15
-    suite = run_suite(impl, scenarios, expected=expected_for(version), timeout=60)
+    suite = smoke_run(version, COMPACTION_SMOKE, 15)
     assert "compaction" in suite.hello["features"], suite.hello
-    found = differences(suite, shown=3)
-    assert not found and suite.count("passed", "xfail") == len(scenarios), "\n".join(found)
 
 
 @pytest.mark.parametrize(("version", "mode"), MATRIX)
