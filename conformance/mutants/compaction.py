@@ -120,6 +120,11 @@ def _rewrite_crc_stale(records, **kwargs):
     return bytes(raw)
 
 
+def _legacy_copied(batch, kept, delete_horizon_ms):
+    """The snapshot's cleaner (before KIP-724): a legacy entry kept in its own magic."""
+    return batch.raw
+
+
 def _ratio_nudged(self):
     """The dirty ratio compared with >= instead of >: a ratio at the threshold passes."""
     ratio = _ORIGINAL["ratio"].fget(self)
@@ -166,6 +171,8 @@ COMPACTION = (
            lambda: [(record_filter, "build_record_batch", _rewrite_uncompressed)]),
     Mutant("rewrite-crc-stale", "a rewritten compressed batch keeps a CRC that does not match its bytes", frozenset({"COMPACT-28"}), ("compaction.compressed.*",),
            lambda: [(record_filter, "build_record_batch", _rewrite_crc_stale)]),
+    Mutant("legacy-kept-in-own-magic", "a magic 1 entry the pass keeps is copied, not written as v2", frozenset({"COMPACT-29"}), ("compaction.legacy.*",),
+           lambda: [(record_filter, "convert_legacy", _legacy_copied)]),
     Mutant("groups-ignore-segment-bytes", "every segment below the end offset is cleaned into one", frozenset({"COMPACT-22"}), ("compaction.basic.*", "compaction.group.*"),
            lambda: [(log_cleaner, "group_segments_by_size", _group_everything)]),
     Mutant("truncation-keeps-cleaner-checkpoint", "a truncation below the cleaned offset leaves cleaner-offset-checkpoint", frozenset({"COMPACT-27"}), ("compaction.checkpoint.*",),

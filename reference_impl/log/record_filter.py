@@ -158,18 +158,46 @@ def _kept_header_fields(batch) -> dict:
 
 
 def _filter_legacy(batch, record_filter: RecordFilter, result: FilterResult) -> None:
-    """A v0/v1 entry: kept whole when all its records stay (an uncompressed entry holds one),
-    dropped when none does; never kept empty (Kafka has no empty legacy entry)."""
+    """COMPACT-29 [filterBatch, buildRetainedRecordsInto, KIP-724]: a v0/v1 entry with records
+    kept is always written as a v2 batch of those records, never copied (Kafka 4.0 and later);
+    an entry with none kept goes (Kafka has no empty legacy entry)."""
     records = batch.records()
     result.messages_read += len(records)
     kept = [r for r in records if record_filter.should_retain_record(batch, r)]
     if not kept:
         return
-    # a compressed wrapper that loses only some records is copied whole: the reference does
-    # not recompress legacy wrappers (compaction.md §6, Deviation)
-    result.output += batch.raw
-    result.retained(
-        batch.max_timestamp, batch.last_offset, batch.last_offset, len(kept), batch.size_in_bytes
+    has_tombstone = any(r.value is None for r in kept)
+    horizon = record_filter.current_time + record_filter.delete_retention_ms
+    raw = convert_legacy(batch, kept, horizon if has_tombstone else None)
+    result.output += raw
+    log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+    max_timestamp = batch.max_timestamp if log_append else max(r.timestamp for r in kept)
+    max_timestamp = max(max_timestamp, NO_TIMESTAMP)
+    last = kept[-1].offset  # no overrideLastOffset below magic 2
+    shallow = last if max_timestamp != NO_TIMESTAMP or log_append else -1
+    result.retained(max_timestamp, shallow, last, len(kept), len(raw))
+
+
+def convert_legacy(batch, kept, delete_horizon_ms: int | None) -> bytes:
+    """COMPACT-29: the v2 batch a cleaner writes for the records kept of a v0/v1 entry: base
+    offset the first kept record's, last offset the last kept record's, the entry's codec,
+    CreateTime for magic 0 (its records' timestamps −1) else the entry's timestamp type (the
+    entry's timestamp as LogAppendTime), no producer, leader epoch −1; a tombstone kept stamps
+    a delete horizon, as in a v2 batch (COMPACT-13)."""
+    log_append = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+    base = kept[0].offset
+    return build_record_batch(
+        [
+            SimpleRecord(
+                value=r.value, key=r.key, timestamp=r.timestamp, offset_delta=r.offset - base
+            )
+            for r in kept
+        ],
+        base_offset=base,
+        compression=batch.compression,
+        log_append_time=batch.max_timestamp if log_append else None,
+        timestamp_type=TimestampType.LOG_APPEND_TIME if log_append else TimestampType.CREATE_TIME,
+        delete_horizon_ms=delete_horizon_ms,
     )
 
 
