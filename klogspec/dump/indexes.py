@@ -6,7 +6,8 @@ time-index.md, transaction-index.md)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import reference_impl.formats.index_entries as index
@@ -14,7 +15,7 @@ from reference_impl.errors import CorruptIndexError, InvalidFileNameError, Kafka
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
-from ..index_files import real_entries, sanity_check, txn_entries
+from ..index_files import IndexSlots, real_entries, sanity_check, txn_entries
 from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
@@ -72,13 +73,13 @@ def _verify(dump: FileDump, entries: list) -> None:
     except OSError as exc:
         dump.io_error(f"cannot check against {_sibling(dump, '.log')}: {exc.strerror}")
         return
-    with handle:
+    with handle, ExitStack() as stack:
         log = _SegmentLog(handle)
         try:
             if dump.info.kind is FileKind.OFFSET_INDEX:
                 found = verify_offset_index(entries, log.batch_at)
             else:
-                offsets = _sibling_offset_index(dump)
+                offsets = _sibling_offset_index(dump, stack)
                 found = verify_time_index(entries, offsets, dump.info.base_offset, log.find)
         except KafkaLogError as exc:
             dump.error(exc)
@@ -125,14 +126,15 @@ def _sibling(dump: FileDump, suffix: str) -> Path:
     return dump.path.with_name(dump.info.name.split(".")[0] + suffix + marker)
 
 
-def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
-    """The segment's offset index for time-index lookups: none (position 0) if missing."""
-    base = dump.info.base_offset
+def _sibling_offset_index(dump: FileDump, stack: ExitStack) -> Sequence[index.OffsetPosition]:
+    """The segment's offset index for time-index lookups, as DumpLogSegments opens it: every
+    slot, zero slots included (OIDX-9), searched by Kafka's lookup; none (so position 0)
+    if missing."""
     try:
-        with open_regular(_sibling(dump, ".index"), dump.path.parent) as handle:
-            return list(real_entries(handle, base, time=False))
+        handle = stack.enter_context(open_regular(_sibling(dump, ".index"), dump.path.parent))
     except OSError:
         return []
+    return IndexSlots(handle, dump.info.base_offset, time=False)
 
 
 def dump_txn_index(dump: FileDump) -> Iterator[dict]:

@@ -25,7 +25,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from reference_impl.errors import Category, KafkaLogError
+from reference_impl.errors import Category, KafkaLogError, Problem
 
 MAX_FINDINGS_PER_RULE = 100  # per file: a wrecked 10 MiB index must not give a million rows
 
@@ -92,6 +92,17 @@ class Findings:
         else:
             worst = self.severities.get(key, severity)
             self.severities[key] = severity if severity.rank > worst.rank else worst
+
+    def problem(self, problem: Problem | None, severity: Severity = Severity.ERROR) -> bool:
+        """A broken rule that a check of reference_impl/formats yielded (the log raises the
+        first; verify reports them all); False for None."""
+        if problem is None:
+            return False
+        self.add(
+            problem.rule, severity, problem.file, problem.message,
+            position=problem.position, offset=problem.offset,
+        )  # fmt: skip
+        return True
 
     def error(self, exc: KafkaLogError, severity: Severity = Severity.ERROR, **context) -> None:
         """A reader's error as a finding, with the rule ``rule_for_error`` gives it."""
