@@ -15,8 +15,10 @@ ERR-3, ERR-4). Severities:
 
 The checks live in segment.py (one segment: its ``.log`` and indexes) and
 partition.py (a partition directory and its log directory's checkpoints); the
-walk over directories that runs both is run.py. Readers raise errors with
-categories, not requirement IDs: ``rule_for_error`` maps them back.
+walk over directories that runs both is run.py. The index rules come from
+reference_impl/formats as ``Problem`` values that already name their rule (the log raises
+the first, ``Findings.problem`` records each); readers raise errors with categories, not
+requirement IDs: ``rule_for_error`` maps them back.
 """
 
 from __future__ import annotations
