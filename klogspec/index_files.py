@@ -17,7 +17,7 @@ from reference_impl.errors import KafkaLogError, raise_first
 from .safe_files import open_regular
 
 WINDOW_SLOTS = 1 << 16  # slots read at a time, as a .log is read a window at a time
-ENTRY_SIZE = {False: index.OFFSET_INDEX_ENTRY_SIZE, True: index.TIME_INDEX_ENTRY_SIZE}
+ENTRY_SIZE = index.INDEX_ENTRY_SIZE
 DECODE = {False: index.offset_index_entry, True: index.time_index_entry}
 
 

@@ -11,7 +11,7 @@ from contextlib import ExitStack
 from pathlib import Path
 
 import reference_impl.formats.index_entries as index
-from reference_impl.errors import CorruptIndexError, InvalidFileNameError, KafkaLogError
+from reference_impl.errors import InvalidFileNameError, KafkaLogError
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
@@ -44,9 +44,8 @@ def dump_index(dump: FileDump) -> Iterator[dict]:
             return
         if dump.options.index_sanity_check:
             _sanity_check(dump, lambda: sanity_check(handle, base, time=time, file=dump.file))
-        elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
-            size_error = f"{size} bytes is not a whole number of {entry_size}-byte entries"
-            dump.error(CorruptIndexError(size_error, position=0))
+        elif problem := index.length_problem(size, time=time):  # the check's own length rule
+            dump.error(problem.error())
         entries = real_entries(handle, base, time=time)
         if dump.options.verify_index_only:
             entries = list(entries)
@@ -145,9 +144,8 @@ def dump_txn_index(dump: FileDump) -> Iterator[dict]:
         length = os.fstat(handle.fileno()).st_size
         trailing = length % size
         dump.summary.update(validBytes=length - trailing, trailingBytes=trailing)
-        if trailing:
-            tail = f"{trailing} bytes after the last whole 34-byte entry"
-            dump.error(CorruptIndexError(tail, position=length - trailing))
+        if problem := index.txn_tail_problem(length):
+            dump.error(problem.error())
         base = dump.info.base_offset
         if checked and base is not None:
             entries = txn_entries(handle, file=dump.file)

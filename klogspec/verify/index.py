@@ -30,6 +30,7 @@ from reference_impl.formats.index_entries import (
     length_problem,
     order_problem,
     txn_problems,
+    txn_tail_problem,
 )
 
 from ..index_files import is_hole
@@ -315,12 +316,7 @@ class TxnIndexCheck:
         those that pass TXN-3, TXN-6 and TXN-7 are kept, 16 bytes each."""
         size = os.fstat(handle.fileno()).st_size
         whole = size - size % ABORTED_TXN_SIZE
-        if whole < size:
-            self.findings.add(
-                "TXN-4", Severity.WARNING, self.file,
-                f"{size - whole} bytes after the last whole 34-byte entry: a torn append, "
-                "which readers ignore", position=whole,
-            )  # fmt: skip
+        self.findings.problem(txn_tail_problem(size, file=self.file), Severity.WARNING)
         step = CHUNK_SLOTS * ABORTED_TXN_SIZE
         for start in range(0, whole, step):
             window = os.pread(handle.fileno(), min(step, whole - start), start)

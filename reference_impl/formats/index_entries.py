@@ -11,14 +11,13 @@ checksum or version (OIDX-1, TIDX-1) [OffsetIndex.java, TimeIndex.java]::
 name. Kafka preallocates both files with zeros and opens an existing file with
 ``entries = floor(length / entrySize)``, so the zero slots of an untrimmed file
 count as entries; readers find the end of the real entries with the stop rule
-(``used_entry_count``). The transaction index is a plain append-only file of
+(``until_stop``). The transaction index is a plain append-only file of
 34-byte AbortedTxn entries (TXN-1) [TransactionIndex.java, AbortedTxn.java].
 
-These are pure functions over bytes (or an mmap); the mutable OffsetIndex,
-TimeIndex and TransactionIndex classes build on them. Each rule over the entries is written
-here once, as a check that yields ``Problem`` values (``index_problems``, ``order_problem``,
-``txn_problems``): the log raises the first, ``klogspec verify`` collects them all. The one
-lookup is Kafka's search (``largest_lower_bound_slot``), which the log, dump and the suite use.
+These are pure functions over bytes (or an mmap); the mutable OffsetIndex, TimeIndex and
+TransactionIndex classes build on them. Each rule is written here once, as a check yielding
+``Problem`` values: the log raises the first, ``klogspec verify`` collects them all. The one
+lookup is Kafka's search (``largest_lower_bound_slot``): the log, dump and the suite use it.
 """
 
 from __future__ import annotations
@@ -39,6 +38,7 @@ ABORTED_TXN = struct.Struct(
 )  # version, producerId, firstOffset, lastOffset, lastStableOffset
 OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_ENTRY.size  # 8
 TIME_INDEX_ENTRY_SIZE = TIME_INDEX_ENTRY.size  # 12
+INDEX_ENTRY_SIZE = {False: OFFSET_INDEX_ENTRY_SIZE, True: TIME_INDEX_ENTRY_SIZE}  # by time
 ABORTED_TXN_SIZE = ABORTED_TXN.size  # 34
 ABORTED_TXN_CURRENT_VERSION = 0
 
@@ -187,8 +187,7 @@ def index_problems(
     which passes, and its timestamp 0, which fails any time index whose first is positive
     (Kafka then rebuilds it: a crash leaves such files).
     """
-    size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
-    count = entry_count(length, size) if entries is None else entries
+    count = entry_count(length, INDEX_ENTRY_SIZE[time]) if entries is None else entries
     yield from last_entry_problems(count, entry, base_offset, time=time, file=file)
     if problem := length_problem(length, time=time, file=file):
         yield problem
@@ -196,14 +195,12 @@ def index_problems(
 
 def length_problem(length: int, *, time: bool, file: str | None = None) -> Problem | None:
     """OIDX-2, TIDX-5: the length is a whole number of entries."""
-    size = TIME_INDEX_ENTRY_SIZE if time else OFFSET_INDEX_ENTRY_SIZE
+    size = INDEX_ENTRY_SIZE[time]
     if not length % size:
         return None
-    message = (
+    return Problem("TIDX-5" if time else "OIDX-2", file, 0, None,  # 0: the whole file, ERR-3
         f"found {length} bytes, which is not a multiple of the {size}-byte entry size "
-        f"({length % size} bytes after the last whole entry)"
-    )
-    return Problem("TIDX-5" if time else "OIDX-2", file, 0, None, message)  # the whole file
+        f"({length % size} bytes after the last whole entry)")  # fmt: skip
 
 
 def last_entry_problems(
@@ -213,16 +210,15 @@ def last_entry_problems(
     TIDX-7: its offset is not below the base offset."""
     if not count:
         return
-    last, position = entry(count - 1), (count - 1) * (12 if time else 8)
-    kind = "time index" if time else "index"
+    last, position = entry(count - 1), (count - 1) * INDEX_ENTRY_SIZE[time]
     if time and last.timestamp < (first := entry(0)).timestamp:
         yield Problem("TIDX-6", file, position, last.offset,
             f"time index has {count} entries but the last timestamp is {last.timestamp}, "
             f"which is less than the first timestamp {first.timestamp}")  # fmt: skip
     if last.offset < base_offset:
         yield Problem("TIDX-7" if time else "OIDX-3", file, position, last.offset,
-            f"{kind} has {count} entries but the last offset is {last.offset}, "
-            f"which is less than the base offset {base_offset}")  # fmt: skip
+            f"{'time index' if time else 'index'} has {count} entries but the last offset is "
+            f"{last.offset}, which is less than the base offset {base_offset}")  # fmt: skip
 
 
 def order_problem(previous, entry, *, position: int, file: str | None = None) -> Problem | None:
@@ -375,6 +371,15 @@ def decode_aborted_txn(buf, position: int = 0, *, file: str | None = None) -> Ab
     if version > ABORTED_TXN_CURRENT_VERSION:
         raise_first(txn_problems(version, last_offset, None, -1, position=position, file=file))
     return AbortedTxn(producer_id, first_offset, last_offset, lso, version)
+
+
+def txn_tail_problem(length: int, *, file: str | None = None) -> Problem | None:
+    """TXN-4: a partial last entry is a torn append, which readers ignore (``iter_txn_index``)."""
+    tail = length % ABORTED_TXN_SIZE
+    message = (
+        f"{tail} bytes after the last whole 34-byte entry: a torn append, which readers ignore"
+    )
+    return Problem("TXN-4", file, length - tail, None, message) if tail else None
 
 
 def iter_txn_index(buf, *, file: str | None = None) -> Iterator[AbortedTxn]:
