@@ -205,3 +205,23 @@ def test_walks_step_over_an_entry_alike(tmp_path, size_field, end, expected):
     with path.open("rb") as handle:
         assert next_entry(handle, 0, end) == expected
     assert following_entry(_Source(data[:5]).read, 0, end) is None  # a partial size field
+
+
+@pytest.mark.req("TXN-4", "OIDX-2")
+def test_dump_and_verify_report_a_torn_index_in_the_same_words(tmp_path):
+    """A partial last .txnindex entry (TXN-4) and a torn .index (OIDX-2): dump's default pass
+    and verify report the one Problem each, at the same position."""
+    directory = tmp_path / "t-0"
+    directory.mkdir()
+    txn = directory / f"{BASE:020d}.txnindex"
+    txn.write_bytes(index.encode_aborted_txn(AbortedTxn(1, 100, 110, 100)) + b"\x00" * 5)
+    offsets = directory / f"{BASE:020d}.index"
+    offsets.write_bytes(struct.pack(">ii", 3, 40) + b"\x00" * 3)
+    findings = Findings()
+    TxnIndexCheck(str(txn), BASE, True, findings)
+    read_index(str(offsets), BASE, time=False, active=True, findings=findings)
+    reported = {f.rule: (f.position, f.message) for f in findings.done()}
+    for path, rule in ((txn, "TXN-4"), (offsets, "OIDX-2")):
+        result = CliRunner().invoke(cli.main, ["dump", "--json", str(path)], catch_exceptions=False)
+        (error,) = [json.loads(line) for line in result.stdout.splitlines()][-1]["errors"]
+        assert (error["position"], error["message"]) == reported[rule], rule
