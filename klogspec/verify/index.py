@@ -333,7 +333,10 @@ class TxnIndexCheck:
         """TXN-3, TXN-6, TXN-7 (``txn_problems``): an entry that breaks one is not kept."""
         previous = self.last_offsets[-1] if self.last_offsets else None
         where = {"position": position, "file": self.file}
-        if any(map(self.findings.problem, txn_problems(version, last, previous, base, **where))):
+        problems = list(txn_problems(version, last, previous, base, **where))
+        for problem in problems:
+            self.findings.problem(problem)
+        if problems:
             return
         self.last_offsets.append(last)
         self.slots.append(slot)
