@@ -8,32 +8,49 @@ from __future__ import annotations
 
 import errno
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
 import reference_impl.formats.index_entries as index
-from reference_impl.errors import KafkaLogError
+from reference_impl.errors import KafkaLogError, raise_first
 
 from .safe_files import open_regular
 
 WINDOW_SLOTS = 1 << 16  # slots read at a time, as a .log is read a window at a time
-ENTRY_SIZE = {False: index.OFFSET_INDEX_ENTRY_SIZE, True: index.TIME_INDEX_ENTRY_SIZE}
+ENTRY_SIZE = index.INDEX_ENTRY_SIZE
 DECODE = {False: index.offset_index_entry, True: index.time_index_entry}
-SANITY_CHECK = {False: index.sanity_check_offset_slots, True: index.sanity_check_time_slots}
 
 
 def real_entries(handle, base_offset: int, *, time: bool) -> Iterator:
     """The entries of an open index before the stop rule (``index.until_stop``), decoded a
     window of slots at a time."""
+    return index.until_stop(_all_entries(handle, base_offset, time), base_offset)
+
+
+def _all_entries(handle, base_offset: int, time: bool) -> Iterator:
     entry_size, decode, fd = ENTRY_SIZE[time], DECODE[time], handle.fileno()
     slots = os.fstat(fd).st_size // entry_size
     for first in range(0, slots, WINDOW_SLOTS):
         window = os.pread(fd, min(WINDOW_SLOTS, slots - first) * entry_size, first * entry_size)
-        for i in range(len(window) // entry_size):
-            entry = decode(window, i, base_offset)
-            if first + i > 0 and entry.offset == base_offset:
-                return
-            yield entry
+        yield from (decode(window, i, base_offset) for i in range(len(window) // entry_size))
+
+
+class IndexSlots(Sequence):
+    """The slots of an open index as Kafka opens it, zero slots included (OIDX-9, TIDX-11),
+    each read alone when asked: Kafka's search and its sanity check read a handful of
+    slots, not a sparse 4 GiB file."""
+
+    def __init__(self, handle, base_offset: int, *, time: bool) -> None:
+        self.fd, self.base_offset = handle.fileno(), base_offset
+        self.entry_size, self.decode = ENTRY_SIZE[time], DECODE[time]
+        self.count = os.fstat(self.fd).st_size // self.entry_size
+
+    def __len__(self) -> int:
+        return self.count
+
+    def __getitem__(self, slot: int):
+        raw = os.pread(self.fd, self.entry_size, slot * self.entry_size)
+        return self.decode(raw, 0, self.base_offset)
 
 
 def txn_entries(handle, *, file: str | None = None) -> Iterator[index.AbortedTxn]:
@@ -52,15 +69,10 @@ def txn_entries(handle, *, file: str | None = None) -> Iterator[index.AbortedTxn
 
 
 def sanity_check(handle, base_offset: int, *, time: bool, file: str | None = None) -> None:
-    """The broker's sanity check of an open index (``CorruptIndexError``), on the slots it
-    reads."""
-    entry_size, decode, fd = ENTRY_SIZE[time], DECODE[time], handle.fileno()
-
-    def slot(n: int):
-        return decode(os.pread(fd, entry_size, n * entry_size), 0, base_offset)
-
-    size = os.fstat(fd).st_size
-    SANITY_CHECK[time](size, slot, base_offset, file=file)
+    """The broker's sanity check of an open index: ``CorruptIndexError`` for the first of
+    ``index.index_problems``, on the slots it reads."""
+    slots, size = IndexSlots(handle, base_offset, time=time), os.fstat(handle.fileno()).st_size
+    raise_first(index.index_problems(size, slots.__getitem__, base_offset, time=time, file=file))
 
 
 def sanity_check_file(

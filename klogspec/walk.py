@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import os
 import struct
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import BinaryIO
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import FileKind, classify, parse_partition_dir_name
 from reference_impl.records import Batch, iter_file_batches
+from reference_impl.records.batch import LOG_OVERHEAD
 from reference_impl.records.stream import MIN_ENTRY_SIZE, offset_range_problem
 
 _FRAME = struct.Struct(">qi")  # offset, size: enough to step over a well-framed bad entry
@@ -30,16 +31,24 @@ SEGMENT_FILE_ORDER = [
 ]  # fmt: skip
 
 
-def next_entry(handle: BinaryIO, position: int | None, end: int) -> int | None:
-    """Where the entry after the well-framed entry at ``position`` starts, or None when the
-    entry's size field does not frame it (FRAME-3) or it runs past ``end``."""
-    if position is None:
-        return None
-    prefix = os.pread(handle.fileno(), _FRAME.size, position)
+def following_entry(read: Callable[[int, int], bytes], position: int, end: int) -> int | None:
+    """FRAME-3, FRAME-7: where the entry after the entry at ``position`` starts, stepping over
+    it by its size field: None when that field does not frame an entry (below the minimum
+    entry size) or the entry runs past ``end``. ``read(position, n)`` reads up to n bytes;
+    every walk that steps over a bad entry (this module's, the pipeline's) steps here."""
+    prefix = read(position, _FRAME.size)
     if len(prefix) < _FRAME.size:
         return None
     size = _FRAME.unpack(prefix)[1]
-    return position + 12 + size if size >= MIN_ENTRY_SIZE and position + 12 + size <= end else None
+    following = position + LOG_OVERHEAD + size
+    return following if size >= MIN_ENTRY_SIZE and following <= end else None
+
+
+def next_entry(handle: BinaryIO, position: int | None, end: int) -> int | None:
+    """``following_entry`` in an open file; None for an unknown ``position``."""
+    if position is None:
+        return None
+    return following_entry(lambda at, size: os.pread(handle.fileno(), size, at), position, end)
 
 
 class EntryWalk:

@@ -24,11 +24,10 @@ form) is ``SegmentUnreadableError``, under the same policy.
 from __future__ import annotations
 
 import functools
-import struct
 from collections.abc import Iterator
 
 from klogspec.verify import rule_for_error
-from klogspec.walk import header_problem
+from klogspec.walk import following_entry, header_problem
 from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
@@ -39,8 +38,6 @@ from reference_impl.records import (
     parse_control_key,
     parse_end_txn_marker,
 )
-from reference_impl.records.batch import LOG_OVERHEAD
-from reference_impl.records.stream import MIN_ENTRY_SIZE
 
 from . import tiered
 from .chunks import ChunkBuilder
@@ -48,7 +45,6 @@ from .schema import arrow_schema
 from .splits import SegmentRange
 from .storage import RandomAccess, read_all
 
-_FRAME = struct.Struct(">qi")
 _ZERO_CHUNK = 1 << 20
 _MARKERS = (ControlRecordType.ABORT, ControlRecordType.COMMIT)
 UNREADABLE = "unreadable"
@@ -153,14 +149,9 @@ def walk_range(source, size: int, start: int, end: int, file: str) -> Iterator:
 
 
 def _next_entry(source, position: int, size: int) -> int | None:
-    """Where the entry after the well-framed entry at ``position`` starts (walk.next_entry
-    over a positional source), or None."""
-    prefix = source.read(position, _FRAME.size)
-    if len(prefix) < _FRAME.size:
-        return None
-    length = _FRAME.unpack(prefix)[1]
-    following = position + LOG_OVERHEAD + length
-    return following if length >= MIN_ENTRY_SIZE and following <= size else None
+    """Where the entry after the well-framed entry at ``position`` starts (walk's stepping
+    rule over a positional source), or None."""
+    return following_entry(source.read, position, size)
 
 
 def _zeros(source, start: int, end: int) -> bool:

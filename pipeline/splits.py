@@ -18,20 +18,19 @@ from __future__ import annotations
 
 import bisect
 import heapq
-import struct
 from dataclasses import dataclass
 
+from klogspec.walk import following_entry, offset_field
 from reference_impl.errors import KafkaLogError
 from reference_impl.formats.index_entries import iter_offset_index, until_stop
 from reference_impl.records import read_batch
-from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE
+from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC
 
 from .layout import Segment, discover_segments
 from .storage import RandomAccess, read_all
 
 DEFAULT_SPLIT_SIZE = 128 << 20
 DEFAULT_OPEN_COST = 1 << 20  # Spark's openCostInBytes is 4 MiB; opening a local segment is cheaper
-_FRAME = struct.Struct(">qi")  # offset, size
 
 
 @dataclass(frozen=True)
@@ -100,34 +99,24 @@ def _index_entries(segment: Segment) -> list[tuple[int, int]]:
 def _entry_starts_at(source: RandomAccess, position: int, size: int, offset: int) -> bool:
     """Whether a whole, CRC-valid entry starts at ``position`` and its first offset is at
     most ``offset`` (the index entry's)."""
-    prefix = source.read(position, HEADER_SIZE_UP_TO_MAGIC)
-    if len(prefix) < HEADER_SIZE_UP_TO_MAGIC:
-        return False
-    _, length = _FRAME.unpack_from(prefix)
-    if length < MIN_ENTRY_SIZE or position + 12 + length > size:
+    following = following_entry(source.read, position, size)
+    if following is None:
         return False
     try:
-        batch = read_batch(source.read(position, 12 + length), position=position)
+        batch = read_batch(source.read(position, following - position), position=position)
         batch.ensure_valid()
-        first = batch.base_offset if batch.magic == 2 else batch.last_offset
     except KafkaLogError:
         return False
-    return first <= offset
+    return offset_field(batch) <= offset
 
 
 def _forward_scan(source: RandomAccess, size: int, start: int, target: int) -> int | None:
     """The first entry boundary at or after ``target``, following size fields from the
     boundary ``start``; None when they stop framing entries or the file ends first."""
-    position = start
-    while position < target:
-        prefix = source.read(position, _FRAME.size)
-        if len(prefix) < _FRAME.size:
-            return None
-        _, length = _FRAME.unpack(prefix)
-        if length < MIN_ENTRY_SIZE:
-            return None
-        position += 12 + length
-    return position if position + HEADER_SIZE_UP_TO_MAGIC < size else None
+    position: int | None = start
+    while position is not None and position < target:
+        position = following_entry(source.read, position, size)
+    return position if position is not None and position + HEADER_SIZE_UP_TO_MAGIC < size else None
 
 
 def max_split_bytes(total: int, count: int, split_size: int, open_cost: int, min_partitions: int):

@@ -196,6 +196,34 @@ class KafkaLogError(Exception):
         }
 
 
+@dataclass(frozen=True, slots=True)
+class Problem:
+    """A broken rule, located as ERR-1, ERR-3 and ERR-4 say: what the checks of ``formats/``
+    yield, so that each rule is written once. The log raises the first (``raise_first``);
+    ``klogspec verify`` collects them all, each as a finding with its severity."""
+
+    rule: str  # the requirement ID of spec/requirements.yaml
+    file: str | None
+    position: int | None
+    offset: int | None
+    message: str
+    category: Category = Category.CORRUPT_INDEX
+
+    def error(self) -> KafkaLogError:
+        """The problem as the error a reader raises (``CorruptIndexError`` for an index)."""
+        where = {"file": self.file, "position": self.position, "offset": self.offset}
+        if self.category is Category.CORRUPT_INDEX:
+            return CorruptIndexError(self.message, **where)
+        return KafkaLogError(self.category, self.message, **where)
+
+
+def raise_first(problems) -> None:
+    """Raise the first of ``problems`` (an iterable of ``Problem``), as the log does: the
+    checks are lazy, so the ones after it never run."""
+    for problem in problems:
+        raise problem.error()
+
+
 class CorruptRecordError(KafkaLogError):
     """Bad bytes in a .log file or a batch (Kafka: CorruptRecordException, InvalidRecordException)."""
 

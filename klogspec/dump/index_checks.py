@@ -10,7 +10,7 @@ index bytes are read by reference_impl's codecs (formats/index_entries.py).
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
 from reference_impl.formats.index_entries import (
@@ -95,13 +95,15 @@ def verify_offset_index(
 
 def verify_time_index(
     entries: list[TimestampOffset],
-    offset_entries: list[OffsetPosition],
+    offset_entries: Sequence[OffsetPosition],
     base_offset: int,
     find_batch: Callable[[int, int], BatchSpan | None],
 ) -> list[IndexMismatch]:
     """DumpLogSegments.dumpTimeIndex's checks (stricter than TIDX-2/TIDX-9), entry by entry:
 
-    1. position = the offset index's lookup(entry.offset) (position 0 if it has none);
+    1. position = the offset index's lookup(entry.offset), Kafka's search (OIDX-6) over
+       ``offset_entries``: DumpLogSegments opens the offset index as the broker does, so on
+       an untrimmed one the zero slots take part (position 0 if it has none);
     2. ``find_batch(position, offset)``: the first batch from there whose lastOffset >= offset;
     3. none, or a lastOffset != offset: the offset is not a batch's last offset; else the
        timestamp must equal the batch's max record timestamp and exceed the previous

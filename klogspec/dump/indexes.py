@@ -6,15 +6,16 @@ time-index.md, transaction-index.md)."""
 from __future__ import annotations
 
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
+from contextlib import ExitStack
 from pathlib import Path
 
 import reference_impl.formats.index_entries as index
-from reference_impl.errors import CorruptIndexError, InvalidFileNameError, KafkaLogError
+from reference_impl.errors import InvalidFileNameError, KafkaLogError
 from reference_impl.formats.file_naming import FileKind
 from reference_impl.records import iter_file_batches
 
-from ..index_files import real_entries, sanity_check, txn_entries
+from ..index_files import IndexSlots, real_entries, sanity_check, txn_entries
 from ..safe_files import open_regular
 from .file_dump import FileDump, event_fields
 from .index_checks import BatchSpan, verify_offset_index, verify_time_index
@@ -43,9 +44,8 @@ def dump_index(dump: FileDump) -> Iterator[dict]:
             return
         if dump.options.index_sanity_check:
             _sanity_check(dump, lambda: sanity_check(handle, base, time=time, file=dump.file))
-        elif trailing:  # the sanity check's own length rule (OIDX-2, TIDX-5)
-            size_error = f"{size} bytes is not a whole number of {entry_size}-byte entries"
-            dump.error(CorruptIndexError(size_error, position=0))
+        elif problem := index.length_problem(size, time=time):  # the check's own length rule
+            dump.error(problem.error())
         entries = real_entries(handle, base, time=time)
         if dump.options.verify_index_only:
             entries = list(entries)
@@ -72,13 +72,13 @@ def _verify(dump: FileDump, entries: list) -> None:
     except OSError as exc:
         dump.io_error(f"cannot check against {_sibling(dump, '.log')}: {exc.strerror}")
         return
-    with handle:
+    with handle, ExitStack() as stack:
         log = _SegmentLog(handle)
         try:
             if dump.info.kind is FileKind.OFFSET_INDEX:
                 found = verify_offset_index(entries, log.batch_at)
             else:
-                offsets = _sibling_offset_index(dump)
+                offsets = _sibling_offset_index(dump, stack)
                 found = verify_time_index(entries, offsets, dump.info.base_offset, log.find)
         except KafkaLogError as exc:
             dump.error(exc)
@@ -125,14 +125,15 @@ def _sibling(dump: FileDump, suffix: str) -> Path:
     return dump.path.with_name(dump.info.name.split(".")[0] + suffix + marker)
 
 
-def _sibling_offset_index(dump: FileDump) -> list[index.OffsetPosition]:
-    """The segment's offset index for time-index lookups: none (position 0) if missing."""
-    base = dump.info.base_offset
+def _sibling_offset_index(dump: FileDump, stack: ExitStack) -> Sequence[index.OffsetPosition]:
+    """The segment's offset index for time-index lookups, as DumpLogSegments opens it: every
+    slot, zero slots included (OIDX-9), searched by Kafka's lookup; none (so position 0)
+    if missing."""
     try:
-        with open_regular(_sibling(dump, ".index"), dump.path.parent) as handle:
-            return list(real_entries(handle, base, time=False))
+        handle = stack.enter_context(open_regular(_sibling(dump, ".index"), dump.path.parent))
     except OSError:
         return []
+    return IndexSlots(handle, dump.info.base_offset, time=False)
 
 
 def dump_txn_index(dump: FileDump) -> Iterator[dict]:
@@ -143,9 +144,8 @@ def dump_txn_index(dump: FileDump) -> Iterator[dict]:
         length = os.fstat(handle.fileno()).st_size
         trailing = length % size
         dump.summary.update(validBytes=length - trailing, trailingBytes=trailing)
-        if trailing:
-            tail = f"{trailing} bytes after the last whole 34-byte entry"
-            dump.error(CorruptIndexError(tail, position=length - trailing))
+        if problem := index.txn_tail_problem(length):
+            dump.error(problem.error())
         base = dump.info.base_offset
         if checked and base is not None:
             entries = txn_entries(handle, file=dump.file)

@@ -15,8 +15,10 @@ ERR-3, ERR-4). Severities:
 
 The checks live in segment.py (one segment: its ``.log`` and indexes) and
 partition.py (a partition directory and its log directory's checkpoints); the
-walk over directories that runs both is run.py. Readers raise errors with
-categories, not requirement IDs: ``rule_for_error`` maps them back.
+walk over directories that runs both is run.py. The index rules come from
+reference_impl/formats as ``Problem`` values that already name their rule (the log raises
+the first, ``Findings.problem`` records each); readers raise errors with categories, not
+requirement IDs: ``rule_for_error`` maps them back.
 """
 
 from __future__ import annotations
@@ -25,7 +27,7 @@ from collections import Counter
 from dataclasses import dataclass
 from enum import StrEnum
 
-from reference_impl.errors import Category, KafkaLogError
+from reference_impl.errors import Category, KafkaLogError, Problem
 
 MAX_FINDINGS_PER_RULE = 100  # per file: a wrecked 10 MiB index must not give a million rows
 
@@ -92,6 +94,17 @@ class Findings:
         else:
             worst = self.severities.get(key, severity)
             self.severities[key] = severity if severity.rank > worst.rank else worst
+
+    def problem(self, problem: Problem | None, severity: Severity = Severity.ERROR) -> bool:
+        """A broken rule that a check of reference_impl/formats yielded (the log raises the
+        first; verify reports them all); False for None."""
+        if problem is None:
+            return False
+        self.add(
+            problem.rule, severity, problem.file, problem.message,
+            position=problem.position, offset=problem.offset,
+        )  # fmt: skip
+        return True
 
     def error(self, exc: KafkaLogError, severity: Severity = Severity.ERROR, **context) -> None:
         """A reader's error as a finding, with the rule ``rule_for_error`` gives it."""

@@ -22,6 +22,15 @@ from reference_impl.formats.index_entries import (
     OFFSET_INDEX_ENTRY_SIZE,
     TIME_INDEX_ENTRY,
     TIME_INDEX_ENTRY_SIZE,
+    OffsetPosition,
+    TimestampOffset,
+    aborted_txn_version,
+    is_unused_slot,
+    last_entry_problems,
+    length_problem,
+    order_problem,
+    txn_problems,
+    txn_tail_problem,
 )
 
 from ..index_files import is_hole
@@ -51,6 +60,11 @@ class IndexEntries:
     def where(self, slot: int) -> int:
         return slot * self.entry_size
 
+    def entry(self, slot: int) -> OffsetPosition | TimestampOffset:
+        """Slot ``slot`` as the entry type whose rules formats/index_entries.py states."""
+        kind = TimestampOffset if self.entry_size == TIME_INDEX_ENTRY_SIZE else OffsetPosition
+        return kind(self.keys[slot], self.values[slot])
+
 
 def read_index(
     path: str, base_offset: int, *, time: bool, active: bool, findings: Findings
@@ -76,12 +90,7 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
     codec = TIME_INDEX_ENTRY if time else OFFSET_INDEX_ENTRY
     entries = IndexEntries(path, entry_size)
     size = os.fstat(handle.fileno()).st_size
-    if size % entry_size:
-        findings.add(
-            "TIDX-5" if time else "OIDX-2", Severity.ERROR, path,
-            f"{size} bytes is not a whole number of {entry_size}-byte entries "
-            f"({size % entry_size} bytes after the last whole one)", position=0,
-        )  # fmt: skip
+    findings.problem(length_problem(size, time=time, file=path))
     slots = size // entry_size
     stopped = dirty = False  # past the stop rule; non-zero bytes found after it
     for first in range(0, slots, CHUNK_SLOTS):
@@ -92,8 +101,7 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
         start = 0
         if not stopped:
             for i, (a, b) in enumerate(codec.iter_unpack(chunk)):
-                relative = b if time else a
-                if relative == 0 and (first + i > 0 or not (a or b)):
+                if is_unused_slot(first + i, b if time else a, blank=not (a or b)):
                     stopped, start = True, i * entry_size
                     break
                 _add(entries, first + i, a, b, base_offset, time, findings)
@@ -101,7 +109,12 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
             _dirty_tail(entries, chunk, first * entry_size, start, time, findings)
             dirty = True
     entries.unused = slots - len(entries)
-    _sanity_check(entries, base_offset, time, findings)
+    # Kafka's sanity checks, on the real entries (Kafka's own counts the zero slots too,
+    # which fails every untrimmed time index; untrimmed is reported apart)
+    for problem in last_entry_problems(
+        len(entries), entries.entry, base_offset, time=time, file=path
+    ):
+        findings.problem(problem)
     if entries.unused and not active and not dirty:
         findings.add(
             "TIDX-10" if time else "OIDX-8", Severity.WARNING, path,
@@ -113,35 +126,14 @@ def _read_index(handle, path, base_offset: int, time: bool, active: bool, findin
 
 
 def _add(entries: IndexEntries, slot: int, a: int, b: int, base: int, time: bool, findings):
-    if time:
-        timestamp, offset = a, base + b
-        if entries.keys and not (timestamp > entries.keys[-1] and offset >= entries.values[-1]):
-            findings.add(
-                "TIDX-3", Severity.ERROR, entries.file,
-                f"entry ({timestamp}, {offset}) does not follow ({entries.keys[-1]}, "
-                f"{entries.values[-1]}): timestamps must increase, offsets must not decrease",
-                position=entries.where(slot), offset=offset,
-            )  # fmt: skip
-            entries.bad.add(slot)
-        elif timestamp < 0:
-            findings.add(
-                "TIDX-3", Severity.ERROR, entries.file, f"negative timestamp {timestamp}",
-                position=entries.where(slot), offset=offset,
-            )  # fmt: skip
-            entries.bad.add(slot)
-        entries.keys.append(timestamp)
-        entries.values.append(offset)
-        return
-    offset, position = base + a, b
-    if entries.keys and offset <= entries.keys[-1]:
-        findings.add(
-            "OIDX-4", Severity.ERROR, entries.file,
-            f"offset {offset} does not increase on the previous entry's {entries.keys[-1]}",
-            position=entries.where(slot), offset=offset,
-        )  # fmt: skip
+    """Keep one real entry; OIDX-4, TIDX-3 (``order_problem``) against the one before."""
+    entry = TimestampOffset(a, base + b) if time else OffsetPosition(base + a, b)
+    previous = entries.entry(len(entries) - 1) if entries.keys else None
+    where = {"position": entries.where(slot), "file": entries.file}
+    if findings.problem(order_problem(previous, entry, **where)):
         entries.bad.add(slot)
-    entries.keys.append(offset)
-    entries.values.append(position)
+    entries.keys.append(entry[0])
+    entries.values.append(entry[1])
 
 
 def _dirty_tail(
@@ -154,28 +146,6 @@ def _dirty_tail(
         f"non-zero bytes follow at position {at}: an entry that does not increase",
         position=entries.where(len(entries)),
     )  # fmt: skip
-
-
-def _sanity_check(entries: IndexEntries, base: int, time: bool, findings: Findings) -> None:
-    """OffsetIndex/TimeIndex.sanityCheck on the real entries (Kafka's own counts the zero
-    slots too, which fails every untrimmed time index; untrimmed is reported apart)."""
-    if not entries:
-        return
-    last = len(entries) - 1
-    where = {"position": entries.where(last)}
-    last_offset = entries.values[last] if time else entries.keys[last]
-    if last_offset < base:
-        findings.add(
-            "TIDX-7" if time else "OIDX-3", Severity.ERROR, entries.file,
-            f"the last entry's offset {last_offset} is below the base offset {base}",
-            offset=last_offset, **where,
-        )  # fmt: skip
-    if time and entries.keys[last] < entries.keys[0]:
-        findings.add(
-            "TIDX-6", Severity.ERROR, entries.file,
-            f"the last timestamp {entries.keys[last]} is below the first {entries.keys[0]}",
-            offset=last_offset, **where,
-        )  # fmt: skip
 
 
 def _order(keys: array) -> list[int] | range:
@@ -346,39 +316,27 @@ class TxnIndexCheck:
         those that pass TXN-3, TXN-6 and TXN-7 are kept, 16 bytes each."""
         size = os.fstat(handle.fileno()).st_size
         whole = size - size % ABORTED_TXN_SIZE
-        if whole < size:
-            self.findings.add(
-                "TXN-4", Severity.WARNING, self.file,
-                f"{size - whole} bytes after the last whole 34-byte entry: a torn append, "
-                "which readers ignore", position=whole,
-            )  # fmt: skip
+        self.findings.problem(txn_tail_problem(size, file=self.file), Severity.WARNING)
         step = CHUNK_SLOTS * ABORTED_TXN_SIZE
         for start in range(0, whole, step):
             window = os.pread(handle.fileno(), min(step, whole - start), start)
             for i, (_, _, _, last, _) in enumerate(ABORTED_TXN.iter_unpack(window)):
                 position = start + i * ABORTED_TXN_SIZE
                 slot = position // ABORTED_TXN_SIZE
-                self._entry(window[i * ABORTED_TXN_SIZE], slot, position, last, base_offset)
+                version = aborted_txn_version(window, i * ABORTED_TXN_SIZE)
+                self._entry(version, slot, position, last, base_offset)
 
     def __len__(self) -> int:
         return len(self.last_offsets)
 
     def _entry(self, version: int, slot: int, position: int, last: int, base: int) -> None:
-        version = version - 256 if version > 127 else version  # TXN-2: one signed byte
-        add = self.findings.add
-        if version > 0:
-            add("TXN-3", Severity.ERROR, self.file, f"entry version {version} is above 0",
-                position=position, offset=last)  # fmt: skip
-            return
-        if last < base:
-            add("TXN-6", Severity.ERROR, self.file,
-                f"lastOffset {last} is below the segment's base offset {base}",
-                position=position, offset=last)  # fmt: skip
-            return
-        if self.last_offsets and last <= self.last_offsets[-1]:
-            add("TXN-7", Severity.ERROR, self.file,
-                f"lastOffset {last} does not increase on {self.last_offsets[-1]}",
-                position=position, offset=last)  # fmt: skip
+        """TXN-3, TXN-6, TXN-7 (``txn_problems``): an entry that breaks one is not kept."""
+        previous = self.last_offsets[-1] if self.last_offsets else None
+        where = {"position": position, "file": self.file}
+        problems = list(txn_problems(version, last, previous, base, **where))
+        for problem in problems:
+            self.findings.problem(problem)
+        if problems:
             return
         self.last_offsets.append(last)
         self.slots.append(slot)

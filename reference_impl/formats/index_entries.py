@@ -11,23 +11,24 @@ checksum or version (OIDX-1, TIDX-1) [OffsetIndex.java, TimeIndex.java]::
 name. Kafka preallocates both files with zeros and opens an existing file with
 ``entries = floor(length / entrySize)``, so the zero slots of an untrimmed file
 count as entries; readers find the end of the real entries with the stop rule
-(``used_entry_count``). The transaction index is a plain append-only file of
+(``until_stop``). The transaction index is a plain append-only file of
 34-byte AbortedTxn entries (TXN-1) [TransactionIndex.java, AbortedTxn.java].
 
-These are pure functions over bytes (or an mmap); the mutable OffsetIndex,
-TimeIndex and TransactionIndex classes build on them.
+These are pure functions over bytes (or an mmap); the mutable OffsetIndex, TimeIndex and
+TransactionIndex classes build on them. Each rule is written here once, as a check yielding
+``Problem`` values: the log raises the first, ``klogspec verify`` collects them all. The one
+lookup is Kafka's search (``largest_lower_bound_slot``): the log, dump and the suite use it.
 """
 
 from __future__ import annotations
 
-import bisect
 import struct
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import NamedTuple
 
 from ..constants import INT32_MAX
-from ..errors import Category, CorruptIndexError, KafkaLogError
+from ..errors import Category, KafkaLogError, Problem, raise_first
 from ..records.record import NO_TIMESTAMP
 
 OFFSET_INDEX_ENTRY = struct.Struct(">ii")  # relativeOffset, position
@@ -37,6 +38,7 @@ ABORTED_TXN = struct.Struct(
 )  # version, producerId, firstOffset, lastOffset, lastStableOffset
 OFFSET_INDEX_ENTRY_SIZE = OFFSET_INDEX_ENTRY.size  # 8
 TIME_INDEX_ENTRY_SIZE = TIME_INDEX_ENTRY.size  # 12
+INDEX_ENTRY_SIZE = {False: OFFSET_INDEX_ENTRY_SIZE, True: TIME_INDEX_ENTRY_SIZE}  # by time
 ABORTED_TXN_SIZE = ABORTED_TXN.size  # 34
 ABORTED_TXN_CURRENT_VERSION = 0
 
@@ -92,18 +94,153 @@ def relative_offset(offset: int, base_offset: int) -> int:
     return relative
 
 
-def until_stop(entries: Iterable, base_offset: int) -> Iterator:
+def is_unused_slot(slot: int, relative: int, *, blank: bool = False) -> bool:
     """OIDX-10, TIDX-12, DumpLogSegments' stop rule: the real entries end at the first slot
-    ``i > 0`` whose offset equals the base offset (relative offset 0: a zero-filled,
-    preallocated slot).
+    ``i > 0`` whose relative offset is 0 (a zero-filled, preallocated slot: offsets never
+    go back, so only slot 0 may hold the base offset).
 
-    Slot 0 may legitimately hold the base offset, so it never stops the walk. Lazy, so
-    a 10 MiB preallocated index is not decoded past its last real entry.
+    ``blank``: the slot's bytes are all zero. The spec lets a verifier count such a slot 0
+    as unused too (no real entry has position 0 or timestamp 0), and verify does.
     """
+    return relative == 0 and (slot > 0 or blank)
+
+
+def until_stop(entries: Iterable, base_offset: int) -> Iterator:
+    """The entries before the stop rule (``is_unused_slot``). Lazy, so a 10 MiB preallocated
+    index is not decoded past its last real entry."""
     for slot, entry in enumerate(entries):
-        if slot > 0 and entry.offset == base_offset:
+        if is_unused_slot(slot, entry.offset - base_offset):
             return
         yield entry
+
+
+# --- the lookup: Kafka's search --------------------------------------------------------
+
+WARM_SECTION_BYTES = 8192  # AbstractIndex.warmEntries: the last 8 KiB of entries
+
+
+def largest_lower_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
+    """OIDX-6, TIDX-8: the slot of the largest entry whose key is <= target, or -1
+    [AbstractIndex.indexSlotRangeFor].
+
+    ``key(slot)`` reads one entry's key; ``entries`` is how many slots there are.
+    Kafka's search, step for step: a binary search of the warm section (the last
+    8 KiB of entries) when the target lies past its first entry, else of the rest.
+    On sorted entries this is a plain floor search; the exact steps matter only for
+    a reopened untrimmed index, whose zero slots make the array unsorted.
+    """
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=False)
+
+
+def smallest_upper_bound_slot(
+    key: Callable[[int], int], entries: int, target: int, entry_size: int
+) -> int:
+    """The slot of the smallest entry whose key is >= target, or -1."""
+    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=True)
+
+
+def _slot_range_for(
+    key: Callable[[int], int], count: int, target: int, entry_size: int, smallest_upper_bound: bool
+) -> int:
+    if count == 0:
+        return -1
+    warm_entries = WARM_SECTION_BYTES // entry_size
+    first_hot_entry = max(0, count - 1 - warm_entries)
+    if key(first_hot_entry) < target:
+        return _binary_search(key, count, target, smallest_upper_bound, first_hot_entry, count - 1)
+    if key(0) > target:
+        return 0 if smallest_upper_bound else -1
+    return _binary_search(key, count, target, smallest_upper_bound, 0, first_hot_entry)
+
+
+def _binary_search(key, count, target, smallest_upper_bound, begin, end) -> int:
+    lo, hi = begin, end
+    while lo < hi:
+        mid = (lo + hi + 1) >> 1
+        found = key(mid)
+        if found > target:
+            hi = mid - 1
+        elif found < target:
+            lo = mid
+        else:
+            return mid
+    if not smallest_upper_bound:
+        return lo
+    return -1 if lo == count - 1 else lo + 1
+
+
+# --- the rules of an index's entries, as problems ------------------------------------
+
+
+def index_problems(
+    length: int, entry, base_offset: int, *, time: bool, entries: int | None = None,
+    file: str | None = None,
+) -> Iterator[Problem]:  # fmt: skip
+    """OffsetIndex.sanityCheck (OIDX-3, OIDX-2) and TimeIndex.sanityCheck (TIDX-6, TIDX-7,
+    TIDX-5), in Kafka's order, on a file of ``length`` bytes whose slots ``entry(slot)``
+    reads: a tool reads only the two slots the checks need, not a (sparse, huge) file.
+
+    ``entries`` defaults to a freshly opened file's count (zero slots included, OIDX-9), so
+    the last entry of an untrimmed index is a zero slot: its offset is the base offset,
+    which passes, and its timestamp 0, which fails any time index whose first is positive
+    (Kafka then rebuilds it: a crash leaves such files).
+    """
+    count = entry_count(length, INDEX_ENTRY_SIZE[time]) if entries is None else entries
+    yield from last_entry_problems(count, entry, base_offset, time=time, file=file)
+    if problem := length_problem(length, time=time, file=file):
+        yield problem
+
+
+def length_problem(length: int, *, time: bool, file: str | None = None) -> Problem | None:
+    """OIDX-2, TIDX-5: the length is a whole number of entries."""
+    size = INDEX_ENTRY_SIZE[time]
+    if not length % size:
+        return None
+    return Problem("TIDX-5" if time else "OIDX-2", file, 0, None,  # 0: the whole file, ERR-3
+        f"found {length} bytes, which is not a multiple of the {size}-byte entry size "
+        f"({length % size} bytes after the last whole entry)")  # fmt: skip
+
+
+def last_entry_problems(
+    count: int, entry, base_offset: int, *, time: bool, file: str | None = None
+) -> Iterator[Problem]:
+    """TIDX-6: the last of ``count`` entries has a timestamp not below the first's; OIDX-3,
+    TIDX-7: its offset is not below the base offset."""
+    if not count:
+        return
+    last, position = entry(count - 1), (count - 1) * INDEX_ENTRY_SIZE[time]
+    if time and last.timestamp < (first := entry(0)).timestamp:
+        yield Problem("TIDX-6", file, position, last.offset,
+            f"time index has {count} entries but the last timestamp is {last.timestamp}, "
+            f"which is less than the first timestamp {first.timestamp}")  # fmt: skip
+    if last.offset < base_offset:
+        yield Problem("TIDX-7" if time else "OIDX-3", file, position, last.offset,
+            f"{'time index' if time else 'index'} has {count} entries but the last offset is "
+            f"{last.offset}, which is less than the base offset {base_offset}")  # fmt: skip
+
+
+def order_problem(previous, entry, *, position: int, file: str | None = None) -> Problem | None:
+    """OIDX-4: offsets strictly increase; TIDX-3: timestamps are >= 0 and strictly increase,
+    offsets never decrease. ``previous`` is the entry before (None for the first); Kafka's
+    sanity checks do not look at the order, a verifier does."""
+    if isinstance(entry, OffsetPosition):
+        if previous is not None and entry.offset <= previous.offset:
+            return Problem("OIDX-4", file, position, entry.offset,
+                f"offset {entry.offset} does not increase on the previous entry's "
+                f"{previous.offset}")  # fmt: skip
+        return None
+    if previous is not None and not (
+        entry.timestamp > previous.timestamp and entry.offset >= previous.offset
+    ):
+        return Problem("TIDX-3", file, position, entry.offset,
+            f"entry ({entry.timestamp}, {entry.offset}) does not follow ({previous.timestamp}, "
+            f"{previous.offset}): timestamps must increase, offsets must not decrease")  # fmt: skip
+    if entry.timestamp < 0:
+        return Problem("TIDX-3", file, position, entry.offset,
+                       f"negative timestamp {entry.timestamp}")  # fmt: skip
+    return None
 
 
 # --- offset index (.index) ------------------------------------------------------------
@@ -135,39 +272,22 @@ def encode_offset_index_entry(entry: OffsetPosition, base_offset: int) -> bytes:
 def sanity_check_offset_index(
     buf, base_offset: int, *, entries: int | None = None, file: str | None = None
 ) -> None:
-    """OffsetIndex.sanityCheck (OIDX-2, OIDX-3): raise ``CorruptIndexError`` when the index
-    has entries but its last offset is below the base offset, or its length is not a
-    multiple of 8.
-
-    ``entries`` defaults to a freshly opened file's count (zero slots included), so the
-    last entry of an untrimmed index is a zero slot, whose offset is the base offset:
-    that passes, as lastOffset == baseOffset is valid.
-    """
+    """OffsetIndex.sanityCheck (OIDX-2, OIDX-3) of an .index image: raise the first of
+    ``index_problems`` as a ``CorruptIndexError``. A last offset equal to the base offset
+    is valid, so an untrimmed index passes."""
     entry = lambda slot: offset_index_entry(buf, slot, base_offset)  # noqa: E731
-    sanity_check_offset_slots(len(buf), entry, base_offset, entries=entries, file=file)
+    raise_first(
+        index_problems(len(buf), entry, base_offset, time=False, entries=entries, file=file)
+    )
 
 
-def sanity_check_offset_slots(
-    length: int, entry, base_offset: int, *, entries: int | None = None, file: str | None = None
-) -> None:
-    """``sanity_check_offset_index`` on a file of ``length`` bytes whose slots ``entry(slot)``
-    reads: a tool reads only the slot the check needs, not a (sparse, huge) file."""
-    count = entry_count(length, OFFSET_INDEX_ENTRY_SIZE) if entries is None else entries
-    if count:
-        last = entry(count - 1)
-        if last.offset < base_offset:
-            raise CorruptIndexError(
-                f"index has {count} entries but the last offset is {last.offset}, "
-                f"which is less than the base offset {base_offset}",
-                file=file, position=(count - 1) * OFFSET_INDEX_ENTRY_SIZE, offset=last.offset,
-            )  # fmt: skip
-    _check_multiple(length, OFFSET_INDEX_ENTRY_SIZE, file)
-
-
-def lookup_offset(entries: list[OffsetPosition], target: int, base_offset: int) -> OffsetPosition:
+def lookup_offset(
+    entries: Sequence[OffsetPosition], target: int, base_offset: int
+) -> OffsetPosition:
     """OIDX-6, OffsetIndex.lookup: the entry with the largest offset <= target, else
-    (baseOffset, 0)."""
-    slot = bisect.bisect_right(entries, target, key=lambda e: e.offset) - 1
+    (baseOffset, 0), found by Kafka's search."""
+    key = lambda slot: entries[slot].offset  # noqa: E731
+    slot = largest_lower_bound_slot(key, len(entries), target, OFFSET_INDEX_ENTRY_SIZE)
     return entries[slot] if slot >= 0 else OffsetPosition(base_offset, 0)
 
 
@@ -197,70 +317,69 @@ def encode_time_index_entry(entry: TimestampOffset, base_offset: int) -> bytes:
 def sanity_check_time_index(
     buf, base_offset: int, *, entries: int | None = None, file: str | None = None
 ) -> None:
-    """TimeIndex.sanityCheck (TIDX-5, TIDX-6, TIDX-7): with entries, the last timestamp must
-    not be below the first and the last offset not below the base offset; the length must be
-    a multiple of 12.
-
-    On an untrimmed file the last entry is a zero slot, timestamp 0, so any index whose
-    first timestamp is positive fails: Kafka then rebuilds it (a crash leaves such files).
-    """
+    """TimeIndex.sanityCheck (TIDX-5, TIDX-6, TIDX-7) of a .timeindex image: raise the first
+    of ``index_problems``. An untrimmed index whose first timestamp is positive fails."""
     entry = lambda slot: time_index_entry(buf, slot, base_offset)  # noqa: E731
-    sanity_check_time_slots(len(buf), entry, base_offset, entries=entries, file=file)
-
-
-def sanity_check_time_slots(
-    length: int, entry, base_offset: int, *, entries: int | None = None, file: str | None = None
-) -> None:
-    """``sanity_check_time_index`` on a file of ``length`` bytes whose slots ``entry(slot)``
-    reads (as ``sanity_check_offset_slots``)."""
-    count = entry_count(length, TIME_INDEX_ENTRY_SIZE) if entries is None else entries
-    if count:
-        first, last = entry(0), entry(count - 1)
-        where = {"file": file, "position": (count - 1) * TIME_INDEX_ENTRY_SIZE}
-        if last.timestamp < first.timestamp:
-            raise CorruptIndexError(
-                f"time index has {count} entries but the last timestamp is {last.timestamp}, "
-                f"which is less than the first timestamp {first.timestamp}",
-                offset=last.offset, **where,
-            )  # fmt: skip
-        if last.offset < base_offset:
-            raise CorruptIndexError(
-                f"time index has {count} entries but the last offset is {last.offset}, "
-                f"which is less than the base offset {base_offset}",
-                offset=last.offset, **where,
-            )  # fmt: skip
-    _check_multiple(length, TIME_INDEX_ENTRY_SIZE, file)
+    raise_first(index_problems(len(buf), entry, base_offset, time=True, entries=entries, file=file))
 
 
 def lookup_timestamp(
-    entries: list[TimestampOffset], target: int, base_offset: int
+    entries: Sequence[TimestampOffset], target: int, base_offset: int
 ) -> TimestampOffset:
     """TIDX-8, TimeIndex.lookup: the entry with the largest timestamp <= target, else
-    (-1, baseOffset)."""
-    slot = bisect.bisect_right(entries, target, key=lambda e: e.timestamp) - 1
+    (-1, baseOffset), found by Kafka's search."""
+    key = lambda slot: entries[slot].timestamp  # noqa: E731
+    slot = largest_lower_bound_slot(key, len(entries), target, TIME_INDEX_ENTRY_SIZE)
     return entries[slot] if slot >= 0 else TimestampOffset(NO_TIMESTAMP, base_offset)
 
 
 # --- transaction index (.txnindex) ----------------------------------------------------
 
 
-def decode_aborted_txn(buf, position: int = 0, *, file: str | None = None) -> AbortedTxn:
-    """One 34-byte entry. TXN-2, TXN-3, the version quirk: Kafka reads the version as the
-    single signed byte at offset 0 (the high byte of the int16) and rejects it only when > 0, so
-    ``00 01`` reads as version 0 and ``80 00`` as -128, both accepted.
+def aborted_txn_version(buf, position: int = 0) -> int:
+    """TXN-2, the version quirk: Kafka reads the version as the single signed byte at offset
+    0 (the high byte of the int16), so ``00 01`` reads as version 0 and ``80 00`` as -128."""
+    return struct.unpack_from(">b", buf, position)[0]
 
-    Kafka throws a plain KafkaException here, not CorruptIndexException; the category
-    is ``corrupt_index`` all the same.
-    """
-    _, producer_id, first_offset, last_offset, lso = ABORTED_TXN.unpack_from(buf, position)
-    version = struct.unpack_from(">b", buf, position)[0]
+
+def txn_problems(
+    version: int, last_offset: int, previous_last: int | None, base_offset: int, *,
+    position: int, file: str | None = None,
+) -> Iterator[Problem]:  # fmt: skip
+    """The rules of one entry, in the order they are read: TXN-3 (a version above 0; Kafka
+    rejects it while decoding, with a plain KafkaException: the category is ``corrupt_index``
+    all the same), TXN-6 (lastOffset not below the segment's base offset,
+    TransactionIndex.sanityCheck), then TXN-7 (lastOffset strictly increasing, which Kafka
+    does not check and a verifier does; ``previous_last``: the entry before's, or None)."""
     if version > ABORTED_TXN_CURRENT_VERSION:
-        raise CorruptIndexError(
+        yield Problem("TXN-3", file, position, last_offset,
             f"unexpected aborted transaction version {version}, current version is "
-            f"{ABORTED_TXN_CURRENT_VERSION}",
-            file=file, position=position, offset=last_offset,
-        )  # fmt: skip
+            f"{ABORTED_TXN_CURRENT_VERSION}")  # fmt: skip
+    elif last_offset < base_offset:
+        yield Problem("TXN-6", file, position, last_offset,
+            f"last offset {last_offset} of an aborted transaction is less than the start "
+            f"offset {base_offset}")  # fmt: skip
+    elif previous_last is not None and last_offset <= previous_last:
+        yield Problem("TXN-7", file, position, last_offset,
+                      f"lastOffset {last_offset} does not increase on {previous_last}")  # fmt: skip
+
+
+def decode_aborted_txn(buf, position: int = 0, *, file: str | None = None) -> AbortedTxn:
+    """One 34-byte entry; a version above 0 raises (TXN-3, ``txn_problems``)."""
+    _, producer_id, first_offset, last_offset, lso = ABORTED_TXN.unpack_from(buf, position)
+    version = aborted_txn_version(buf, position)
+    if version > ABORTED_TXN_CURRENT_VERSION:
+        raise_first(txn_problems(version, last_offset, None, -1, position=position, file=file))
     return AbortedTxn(producer_id, first_offset, last_offset, lso, version)
+
+
+def txn_tail_problem(length: int, *, file: str | None = None) -> Problem | None:
+    """TXN-4: a partial last entry is a torn append, which readers ignore (``iter_txn_index``)."""
+    tail = length % ABORTED_TXN_SIZE
+    message = (
+        f"{tail} bytes after the last whole 34-byte entry: a torn append, which readers ignore"
+    )
+    return Problem("TXN-4", file, length - tail, None, message) if tail else None
 
 
 def iter_txn_index(buf, *, file: str | None = None) -> Iterator[AbortedTxn]:
@@ -291,23 +410,8 @@ def sanity_check_txn_index(buf, base_offset: int, *, file: str | None = None) ->
 
 
 def sanity_check_txn_entries(entries: Iterable, base_offset: int, *, file: str | None = None):
-    """``sanity_check_txn_index`` on entries read elsewhere (a tool reads a window at a time)."""
+    """``sanity_check_txn_index`` on entries read elsewhere (a tool reads a window at a time):
+    TXN-6 of ``txn_problems``, in file order."""
     for slot, txn in enumerate(entries):
-        if txn.last_offset < base_offset:
-            raise CorruptIndexError(
-                f"last offset {txn.last_offset} of aborted transaction {txn} is less than "
-                f"the start offset {base_offset}",
-                file=file, position=slot * ABORTED_TXN_SIZE, offset=txn.last_offset,
-            )  # fmt: skip
-
-
-# --- helpers --------------------------------------------------------------------------
-
-
-def _check_multiple(length: int, entry_size: int, file: str | None) -> None:
-    if length % entry_size:
-        raise CorruptIndexError(
-            f"found {length} bytes, which is not a multiple of the {entry_size}-byte entry size",
-            file=file,
-            position=0,  # a condition on the whole file (ERR-3)
-        )
+        where = {"position": slot * ABORTED_TXN_SIZE, "file": file}
+        raise_first(txn_problems(txn.version, txn.last_offset, None, base_offset, **where))

@@ -30,9 +30,14 @@ from pathlib import Path
 from typing import Generic, TypeVar
 
 from ..constants import INT32_MAX
-from ..errors import Category, InvalidArgumentError, KafkaLogError
+from ..errors import Category, InvalidArgumentError, KafkaLogError, raise_first
+from ..formats.index_entries import (  # Kafka's search, kept with the index rules
+    index_problems,
+    largest_lower_bound_slot,
+    smallest_upper_bound_slot,
+)
 
-WARM_SECTION_BYTES = 8192  # AbstractIndex.warmEntries: the last 8 KiB of entries
+__all__ = ["AbstractIndex", "LazyIndex", "largest_lower_bound_slot", "smallest_upper_bound_slot"]
 
 
 def round_down_to_exact_multiple(number: int, factor: int) -> int:
@@ -40,61 +45,11 @@ def round_down_to_exact_multiple(number: int, factor: int) -> int:
     return factor * (number // factor)
 
 
-def largest_lower_bound_slot(
-    key: Callable[[int], int], entries: int, target: int, entry_size: int
-) -> int:
-    """The slot of the largest entry whose key is <= target, or -1 [AbstractIndex.indexSlotRangeFor].
-
-    ``key(slot)`` reads one entry's key; ``entries`` is how many slots there are.
-    Kafka's search, step for step: a binary search of the warm section (the last
-    8 KiB of entries) when the target lies past its first entry, else of the rest.
-    On sorted entries this is a plain floor search; the exact steps matter only for
-    a reopened untrimmed index, whose zero slots make the array unsorted.
-    """
-    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=False)
-
-
-def smallest_upper_bound_slot(
-    key: Callable[[int], int], entries: int, target: int, entry_size: int
-) -> int:
-    """The slot of the smallest entry whose key is >= target, or -1."""
-    return _slot_range_for(key, entries, target, entry_size, smallest_upper_bound=True)
-
-
-def _slot_range_for(
-    key: Callable[[int], int], count: int, target: int, entry_size: int, smallest_upper_bound: bool
-) -> int:
-    if count == 0:
-        return -1
-    warm_entries = WARM_SECTION_BYTES // entry_size
-    first_hot_entry = max(0, count - 1 - warm_entries)
-    if key(first_hot_entry) < target:
-        return _binary_search(key, count, target, smallest_upper_bound, first_hot_entry, count - 1)
-    if key(0) > target:
-        return 0 if smallest_upper_bound else -1
-    return _binary_search(key, count, target, smallest_upper_bound, 0, first_hot_entry)
-
-
-def _binary_search(key, count, target, smallest_upper_bound, begin, end) -> int:
-    lo, hi = begin, end
-    while lo < hi:
-        mid = (lo + hi + 1) >> 1
-        found = key(mid)
-        if found > target:
-            hi = mid - 1
-        elif found < target:
-            lo = mid
-        else:
-            return mid
-    if not smallest_upper_bound:
-        return lo
-    return -1 if lo == count - 1 else lo + 1
-
-
 class AbstractIndex:
     """A file of ``ENTRY.size``-byte entries; subclasses say how an entry is coded."""
 
     ENTRY: struct.Struct  # the on-disk entry layout
+    TIME: bool  # a time index: which rules of formats/index_entries.py its entries follow
 
     def __init__(self, file: str | Path, base_offset: int, max_index_size: int = -1) -> None:
         """Open ``file``, creating and preallocating it when missing (``max_index_size`` is
@@ -128,6 +83,10 @@ class AbstractIndex:
 
     # --- entry decoding, per subclass ---
     def _decode(self, fields: tuple):
+        raise NotImplementedError
+
+    def _offset_at(self, slot: int) -> int:
+        """One slot's offset: the key ``truncate_to`` searches by."""
         raise NotImplementedError
 
     def _fields_at(self, slot: int) -> tuple:
@@ -201,6 +160,28 @@ class AbstractIndex:
     def truncate(self) -> None:
         """Remove every entry (the file keeps its length)."""
         self._truncate_to_entries(0)
+
+    def truncate_to(self, offset: int) -> None:
+        """INDEX-6: remove the entries with offset >= ``offset``, searched by their offsets.
+
+        With ``slot`` the largest entry <= offset: none leaves 0 entries; an exact match
+        leaves ``slot`` (the match goes too); otherwise ``slot + 1`` remain.
+        """
+        slot = largest_lower_bound_slot(self._offset_at, self.entries, offset, self.entry_size)
+        if slot < 0:
+            new_entries = 0
+        elif self._offset_at(slot) == offset:
+            new_entries = slot
+        else:
+            new_entries = slot + 1
+        self._truncate_to_entries(new_entries)
+
+    def sanity_check(self) -> None:
+        """OffsetIndex/TimeIndex.sanityCheck: ``corrupt_index`` for the first problem of
+        ``index_problems`` (OIDX-2, OIDX-3; TIDX-5 to TIDX-7), on the two slots it reads."""
+        where = {"entries": self.entries, "file": str(self.file)}
+        slot = self._slot_on_disk
+        raise_first(index_problems(self.length, slot, self.base_offset, time=self.TIME, **where))
 
     def resize(self, new_size: int) -> bool:
         """Set the file length to ``roundDown(new_size, entry_size)``, keeping the entries.

@@ -13,17 +13,13 @@ reader scans the ``.log`` forward from its position.
 from __future__ import annotations
 
 from ..errors import Category, InvalidArgumentError, LogOperationError
-from ..formats.index_entries import (
-    OFFSET_INDEX_ENTRY,
-    OFFSET_INDEX_ENTRY_SIZE,
-    OffsetPosition,
-    sanity_check_offset_slots,
-)
+from ..formats.index_entries import OFFSET_INDEX_ENTRY, OFFSET_INDEX_ENTRY_SIZE, OffsetPosition
 from .abstract_index import AbstractIndex, largest_lower_bound_slot, smallest_upper_bound_slot
 
 
 class OffsetIndex(AbstractIndex):
     ENTRY = OFFSET_INDEX_ENTRY
+    TIME = False
 
     def _decode(self, fields: tuple) -> OffsetPosition:
         relative, position = fields
@@ -85,28 +81,3 @@ class OffsetIndex(AbstractIndex):
             self._position_at, self.entries, target, OFFSET_INDEX_ENTRY_SIZE
         )
         return None if slot == -1 else self._entry_at(slot)
-
-    def truncate_to(self, offset: int) -> None:
-        """INDEX-6: remove the entries with offset >= ``offset``.
-
-        With ``slot`` the largest entry <= offset: none leaves 0 entries; an exact match
-        leaves ``slot`` (the match goes too); otherwise ``slot + 1`` remain.
-        """
-        slot = largest_lower_bound_slot(
-            self._offset_at, self.entries, offset, OFFSET_INDEX_ENTRY_SIZE
-        )
-        if slot < 0:
-            new_entries = 0
-        elif self._offset_at(slot) == offset:
-            new_entries = slot
-        else:
-            new_entries = slot + 1
-        self._truncate_to_entries(new_entries)
-
-    def sanity_check(self) -> None:
-        """OffsetIndex.sanityCheck: ``corrupt_index`` when the last offset is below the base
-        offset or the length is not a multiple of 8."""
-        sanity_check_offset_slots(
-            self.length, self._slot_on_disk, self.base_offset, entries=self.entries,
-            file=str(self.file),
-        )  # fmt: skip

@@ -14,18 +14,14 @@ always fits.
 from __future__ import annotations
 
 from ..errors import Category, IllegalStateError, InvalidArgumentError, LogOperationError
-from ..formats.index_entries import (
-    TIME_INDEX_ENTRY,
-    TIME_INDEX_ENTRY_SIZE,
-    TimestampOffset,
-    sanity_check_time_slots,
-)
+from ..formats.index_entries import TIME_INDEX_ENTRY, TIME_INDEX_ENTRY_SIZE, TimestampOffset
 from ..records.record import NO_TIMESTAMP
 from .abstract_index import AbstractIndex, largest_lower_bound_slot
 
 
 class TimeIndex(AbstractIndex):
     ENTRY = TIME_INDEX_ENTRY
+    TIME = True
 
     def _decode(self, fields: tuple) -> TimestampOffset:
         timestamp, relative = fields
@@ -101,24 +97,3 @@ class TimeIndex(AbstractIndex):
                 f"{self.entries}"
             )
         return self._entry_at(n)
-
-    def truncate_to(self, offset: int) -> None:
-        """INDEX-6: remove the entries with offset >= ``offset`` (searched by their offsets)."""
-        slot = largest_lower_bound_slot(
-            self._offset_at, self.entries, offset, TIME_INDEX_ENTRY_SIZE
-        )
-        if slot < 0:
-            new_entries = 0
-        elif self._offset_at(slot) == offset:
-            new_entries = slot
-        else:
-            new_entries = slot + 1
-        self._truncate_to_entries(new_entries)
-
-    def sanity_check(self) -> None:
-        """TimeIndex.sanityCheck: ``corrupt_index`` when the last timestamp is below the first,
-        the last offset below the base offset, or the length not a multiple of 12."""
-        sanity_check_time_slots(
-            self.length, self._slot_on_disk, self.base_offset, entries=self.entries,
-            file=str(self.file),
-        )  # fmt: skip
