@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
-from . import disk, scratch
+from . import disk, index_invariants, scratch
 from .diagnostics import printable
 from .golden_files import file_entries
 from .transport import TesteeFailure
@@ -222,7 +222,7 @@ class RunEpilogue:
         first = len(self.failures)
         reloaded = self.s.reloads_after_failure
         forgetful = self.s.may_forget_timestamps
-        for reqs, problem in disk.invariants(
+        for reqs, problem in index_invariants.invariants(
             partition_files, self.config, True, reloaded, forgetful=forgetful
         ):
             if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):

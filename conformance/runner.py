@@ -42,7 +42,7 @@ from reference_impl.errors import KafkaLogError
 from reference_impl.formats.file_naming import parse_partition_dir_name
 from reference_impl.records import iter_batches
 
-from . import check_rules, disk, scratch
+from . import check_rules, disk, file_checks, index_invariants, scratch
 from .batches import build_all
 from .crossload import CrossLoader
 from .diagnostics import (
@@ -57,6 +57,7 @@ from .diagnostics import (
     text_difference,
 )
 from .epilogue import EpilogueRecord, RunEpilogue
+from .file_names import expand_name, segment_file
 from .golden_files import reference_file
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 from .transport import Driver, Response, TesteeFailure
@@ -449,16 +450,16 @@ class Run(RunEpilogue):
     def _check_files(self, step: dict, reqs: list[str]) -> None:
         """A ``files`` step: each failed expectation tagged with the rules it checks and
         the SHOULD choices it rests on (check_rules.py)."""
-        problems = disk.check_files(
+        problems = file_checks.check_files(
             step["files"], self.root, self.s.partition, self.topic, self.partition_number,
             self.features,
         )  # fmt: skip
         if not problems:
             return
-        live = [disk.segment_file(n) for n in scratch.regular_names(self.pdir, self.anchor)]
+        live = [segment_file(n) for n in scratch.regular_names(self.pdir, self.anchor)]
         active = max((b for b, k, m in live if k == "log" and not m), default=None)
         for problem in problems:
-            base, kind, marker = disk.segment_file(problem.file or "")
+            base, kind, marker = segment_file(problem.file or "")
             path = self._path(problem.file) if problem.file else None
             choice = check_rules.files_check_choice(
                 problem.key, kind, marker,
@@ -500,9 +501,7 @@ class Run(RunEpilogue):
         return scratch.read_if_file(path, self.anchor)
 
     def _path(self, name: str) -> Path:
-        return (
-            self.root / name[3:] if name.startswith("../") else self.pdir / disk.expand_name(name)
-        )
+        return self.root / name[3:] if name.startswith("../") else self.pdir / expand_name(name)
 
     def do_open(self, args: dict, expect: dict, reqs: list[str]) -> None:
         config = (
@@ -778,7 +777,7 @@ class Run(RunEpilogue):
             pristine = not self.recovered and not any(
                 "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
             )
-            found = disk.invariants(
+            found = index_invariants.invariants(
                 partition_files,
                 self.config,
                 self.closed,
@@ -799,10 +798,10 @@ class Run(RunEpilogue):
         truncated = any(
             "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
         )
-        live = [disk.segment_file(n) for n in files if n.startswith(self.s.partition + "/")]
+        live = [segment_file(n) for n in files if n.startswith(self.s.partition + "/")]
         active = max((b for b, k, m in live if k == "log" and not m), default=None)
         for name in sorted(set(golden) | set(files)):
-            base, kind, marker = disk.segment_file(name)
+            base, kind, marker = segment_file(name)
             fixed = name.rpartition("/")[2]
             if not disk.is_visible(name, self.features):
                 continue  # a file of a feature the testee does not claim
@@ -880,7 +879,7 @@ class Run(RunEpilogue):
             (base, name)
             for name in files
             if name.startswith(self.s.partition + "/")
-            for base, kind, marker in [disk.segment_file(name)]
+            for base, kind, marker in [segment_file(name)]
             if kind == "log" and not marker
         ]
         if not logs or theirs is None:
@@ -896,7 +895,7 @@ class Run(RunEpilogue):
 
     def _existence_difference(self, name, have, golden, files, reqs) -> None:
         """A file one run has and the other does not."""
-        base, kind, marker = disk.segment_file(name)
+        base, kind, marker = segment_file(name)
         missing = have is None
         where = (
             "is missing (the reference's run has it)"
@@ -1068,7 +1067,7 @@ def apply_damage(
     anchor = root.parent if anchor is None else anchor
 
     def resolve(name: str) -> Path:
-        return root / name[3:] if name.startswith("../") else pdir / disk.expand_name(name)
+        return root / name[3:] if name.startswith("../") else pdir / expand_name(name)
 
     path = resolve(damage["file"])
     if damage.get("delete"):
@@ -1099,7 +1098,7 @@ def apply_damage(
         found = position if position >= 0 else len(data) + position
         if not 0 <= found < len(data):
             raise StepError(
-                f"{describe_damage(damage)}, but {disk.expand_name(damage['file'])} holds only {len(data)} bytes",
+                f"{describe_damage(damage)}, but {expand_name(damage['file'])} holds only {len(data)} bytes",
                 "damage of a byte beyond the end of a file",
             )
         return found
