@@ -196,7 +196,7 @@ def _run_conformance(err, out, **options) -> int:
     """The run itself (``klogspec conformance``): its exit status."""
     from .options import OptionError, TraceFile
     from .report import exit_status
-    from .runner import HarnessError
+    from .results import HarnessError
     from .suite import run_suite
     from .transport import CannotStart
 

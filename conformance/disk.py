@@ -16,6 +16,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
+from reference_impl.formats.checkpoints import read_leader_epoch_checkpoint
 from reference_impl.formats.index_entries import (
     read_offset_index,
     read_time_index,
@@ -186,3 +187,12 @@ def decode(name: str, data: bytes) -> dict:
     if marker:
         view["marker"] = marker.lstrip(".")
     return view
+
+
+def epoch_entries(data: bytes) -> list[list[int]] | None:
+    """The entries of a leader-epoch-checkpoint as [epoch, start offset] pairs, or None
+    when it does not read."""
+    try:
+        return [[e.epoch, e.start_offset] for e in read_leader_epoch_checkpoint(data)]
+    except (KafkaLogError, ValueError):
+        return None

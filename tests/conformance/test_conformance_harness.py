@@ -92,7 +92,7 @@ def test_a_step_the_harness_cannot_do_fails_only_that_test(factory, test_id, ste
 
 def test_a_fifo_is_never_read(tmp_path):
     """A testee that leaves a named pipe where a segment was cannot hang the harness."""
-    from conformance.runner import StepError, apply_damage
+    from conformance.damage import StepError, apply_damage
     from conformance.scratch import UnsafeFile
 
     pdir = tmp_path / "t-0"
