@@ -12,6 +12,7 @@ fixes what differs. It uses the run's ``s``, ``golden``, ``features``, ``closed`
 from __future__ import annotations
 
 import hashlib
+from dataclasses import dataclass
 
 from . import check_rules, disk
 from .diagnostics import (
@@ -41,84 +42,63 @@ class RunFileComparison:
     """The golden file comparison of a ``Run`` (the module docstring)."""
 
     def _compare_files(self, files: dict[str, bytes], golden_files: dict | None = None) -> None:
+        """Every file either run has, judged on (``_judged_file``), against the reference's:
+        one missing on either side, else a difference the spec allows (``_allowed``), else
+        the handler of its kind (``FILE_DIFFERENCES``) says what differs."""
         golden = self.golden.get("files", {}) if golden_files is None else golden_files
-        recovered = any("crash" in s or "damage" in s for s in self.s.steps)
-        truncated = any(
-            "truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps
-        )
-        live = [segment_file(n) for n in files if n.startswith(self.s.partition + "/")]
-        active = max((b for b, k, m in live if k == "log" and not m), default=None)
+        active = _active_base(files, self.s.partition)
         for name in sorted(set(golden) | set(files)):
-            base, kind, marker = segment_file(name)
-            fixed = name.rpartition("/")[2]
-            if not disk.is_visible(name, self.features):
-                continue  # a file of a feature the testee does not claim
-            if fixed in ROOT_CHECKPOINTS and not self.closed:
-                continue  # written when the log chooses, until close (CKPT-B-7, CLEAN-1)
-            if (
-                fixed == "leader-epoch-checkpoint"
-                and "leader_epoch_checkpoint" not in self.features
-            ):
+            if not self._judged_file(name):
                 continue
-            reqs = self._file_reqs(fixed, kind, marker)
+            base, kind, marker = segment_file(name)
+            reqs = self._file_reqs(name.rpartition("/")[2], kind, marker)
             want, have = golden.get(name), files.get(name)
             if want is None or have is None:
                 self._existence_difference(name, have, golden, files, reqs)
                 continue
             if hashlib.sha256(have).hexdigest() == want["sha256"]:
                 continue
-            view = disk.decode(name, have)
-            if kind == "snapshot" and _same_entries(view, want["decoded"]):
-                continue  # the same producers: SNAP-8 leaves their order open
-            if fixed in OFFSET_CHECKPOINTS and _same_lines_any_order(view, want["decoded"]):
-                continue  # the same entries: Kafka writes a HashMap's, in no fixed order
-            stale = kind in SEGMENT_INDEX_KINDS and self.log_open and base == active
-            if stale and (truncated or recovered):
-                # past its entries an open index may hold the bytes of entries a truncation
-                # or a recovery removed, or zeros (INDEX-6): one side's decoded entries must
-                # start the other's
-                mine, ref_entries = view["entries"], want["decoded"]["entries"]
-                shorter = min(len(mine), len(ref_entries))
-                if mine[:shorter] == ref_entries[:shorter]:
-                    continue
-            theirs = reference_file(self.s.id, name, want["sha256"])
-            if kind in SEGMENT_INDEX_KINDS:
-                placement = check_rules.placement(recovered)
-                if view["entries"] != want["decoded"]["entries"]:
-                    self.fail(
-                        "golden_index",
-                        f"{name}: entries {show(view['entries'])}, the reference's {show(want['decoded']['entries'])}",
-                        [placement], cause=f"{kind} entries placed otherwise", choice=[placement],
-                    )  # fmt: skip
-                else:
-                    sized = len(have) != want["size"]
-                    text = (
-                        f"{len(have)} bytes, the reference's {want['size']} (the same entries before any zero-filled slot)"
-                        if sized
-                        else "the same entries and size, other bytes after the entries"
-                    )
-                    if theirs is not None:
-                        text += f": {bytes_difference(have, theirs)}"
-                    self.fail(
-                        "golden_index", f"{name}: {text}", [check_rules.PREALLOCATION],
-                        cause=f"{kind} file {'sized' if sized else 'filled'} otherwise",
-                        choice=[check_rules.PREALLOCATION],
-                    )  # fmt: skip
-            elif kind == "log":
-                self._log_difference(name, have, view, want, theirs, reqs)
-            elif kind in ("snapshot", "txnindex"):
-                mine = view.get("entries", view.get("error"))
-                ref = want["decoded"].get("entries", want["decoded"].get("error"))
-                self.fail(
-                    "golden_files",
-                    f"{name}: entries {show(mine)}, the reference's {show(ref)}",
-                    sorted(set(reqs) | {"TXN-B-5"}) if kind == "txnindex" else sorted(set(reqs) | {"PSTATE-1"}),
-                    cause=f"{kind}: entries differ from the reference's",
-                )  # fmt: skip
-            elif fixed == "leader-epoch-checkpoint" and self._epochs_allowed(files, have, theirs):
-                continue  # APPEND-27: entries at the LEO that a refused append assigned
-            else:
-                self._text_difference(name, fixed, have, want, theirs, reqs)
+            f = GoldenFile(name, base, kind, have, want, disk.decode(name, have), reqs, files)
+            if self._allowed(f, open_active=self.log_open and base == active):
+                continue
+            f.theirs = reference_file(self.s.id, name, want["sha256"])
+            handler = FILE_DIFFERENCES.get(kind) or NAMED_DIFFERENCES.get(f.fixed, _text)
+            handler(self, f)
+
+    def _judged_file(self, name: str) -> bool:
+        """Whether a file counts now: not one of a feature the testee does not claim, nor a
+        log-directory checkpoint before close (written when the log chooses, CKPT-B-7,
+        CLEAN-1)."""
+        fixed = name.rpartition("/")[2]
+        if not disk.is_visible(name, self.features):
+            return False
+        if fixed in ROOT_CHECKPOINTS and not self.closed:
+            return False
+        return fixed != "leader-epoch-checkpoint" or "leader_epoch_checkpoint" in self.features
+
+    def _allowed(self, f: GoldenFile, open_active: bool) -> bool:
+        """A difference the spec leaves open: a producer snapshot's entry order (SNAP-8), an
+        offset checkpoint's line order (Kafka writes a HashMap's), and what an open active
+        index holds past its entries after a truncation or a recovery (INDEX-6)."""
+        if f.kind == "snapshot" and _same_entries(f.view, f.want["decoded"]):
+            return True
+        if f.fixed in OFFSET_CHECKPOINTS and _same_lines_any_order(f.view, f.want["decoded"]):
+            return True
+        if f.kind not in SEGMENT_INDEX_KINDS or not open_active:
+            return False
+        if not (self._truncated() or self._recovered()):
+            return False
+        # past its entries an open index may hold the bytes of entries a truncation or a
+        # recovery removed, or zeros: one side's decoded entries must start the other's
+        mine, ref_entries = f.view["entries"], f.want["decoded"]["entries"]
+        shorter = min(len(mine), len(ref_entries))
+        return mine[:shorter] == ref_entries[:shorter]
+
+    def _recovered(self) -> bool:
+        return any("crash" in s or "damage" in s for s in self.s.steps)
+
+    def _truncated(self) -> bool:
+        return any("truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps)
 
     def _epochs_allowed(self, files: dict[str, bytes], have: bytes, theirs: bytes | None) -> bool:
         """Whether the testee's epoch file is the reference's plus APPEND-27's entries, each
@@ -182,45 +162,13 @@ class RunFileComparison:
             cause=f"{label} file {'missing' if missing else 'not in the reference'}", choice=choice,
         )  # fmt: skip
 
-    def _log_difference(self, name, have, view, want, theirs, reqs) -> None:
-        """A .log that differs: the first batch field that differs, tagged with the rule that
-        sets it, and where the bytes first differ."""
-        follower = any((s.get("append") or {}).get("follower") for s in self.s.steps)
-        leader = any(
-            "append" in s and not (s["append"] or {}).get("follower") for s in self.s.steps
-        )
-        fields, text = _batch_difference(view, want["decoded"])
-        rules = (fields and check_rules.log_field_rules(fields, follower, leader)) or reqs
-        where = f"; {bytes_difference(have, theirs)}" if theirs is not None else ""
-        self.fail(
-            "golden_log", f"{name}: {text}{where}", rules,
-            cause=f".log: {'batch ' + ', '.join(fields) if fields else 'batches'} differ from the reference's",
-        )  # fmt: skip
-
-    def _text_difference(self, name, fixed, have, want, theirs, reqs) -> None:
-        """A checkpoint or other text file that differs: both sides, faithfully. A
-        leader-epoch-checkpoint with the reference's entries written otherwise breaks only
-        its format rule."""
-        if theirs is None:  # no golden bytes at hand: the decoded lines, ends unknown
-            theirs = "\n".join(want["decoded"].get("lines", [])).encode()
-        cause = f"{fixed}: differs from the reference's"
-        if fixed == "leader-epoch-checkpoint":
-            mine_entries, ref_entries = epoch_entries(have), epoch_entries(theirs)
-            if mine_entries is not None and mine_entries == ref_entries:
-                reqs, cause = check_rules.EPOCH_FORMAT, f"{fixed}: format (the same entries)"
-            else:
-                cause = f"{fixed}: entries differ from the reference's"
-        elif fixed in check_rules.TEXT_FILE_RULES:
-            reqs = check_rules.TEXT_FILE_RULES[fixed]
-        self.fail("golden_files", f"{name}: {text_difference(have, theirs)}", reqs, cause=cause)
-
     def _file_reqs(self, fixed: str, kind: str | None, marker: str) -> list[str]:
         snapshot_reqs = [r for r in self.s.requirements if r.startswith("SNAP-B-")]
         if kind == "snapshot" and marker == ".deleted":
             return sorted({"SNAP-B-8", *snapshot_reqs})
         if kind == "snapshot":
-            recovered = any("crash" in s or "damage" in s for s in self.s.steps)
-            return sorted({"SNAP-B-1", *(["SNAP-B-2"] if recovered else []), *snapshot_reqs})
+            recovered = ["SNAP-B-2"] if self._recovered() else []
+            return sorted({"SNAP-B-1", *recovered, *snapshot_reqs})
         if marker == ".deleted":
             return ["RET-13", "RET-14"]
         if kind in SEGMENT_INDEX_KINDS:
@@ -266,3 +214,130 @@ def _batch_difference(view: dict, want: dict) -> tuple[list[str], str]:
     if len(have_b) != len(want_b):
         return [], f"{len(have_b)} batches, the reference's {len(want_b)}"
     return [], f"{view['size']} bytes, the reference's {want['size']} (after the batches)"
+
+
+@dataclass
+class GoldenFile:
+    """One file both runs have, with other bytes: the testee's (``have``, decoded as
+    ``view``), the reference's manifest entry (``want``) and bytes when at hand
+    (``theirs``), the rules a difference breaks (``reqs``), and the testee's whole
+    directory (``files``)."""
+
+    name: str
+    base: int | None
+    kind: str | None
+    have: bytes
+    want: dict
+    view: dict
+    reqs: list[str]
+    files: dict[str, bytes]
+    theirs: bytes | None = None
+
+    @property
+    def fixed(self) -> str:
+        return self.name.rpartition("/")[2]
+
+
+def _index(run: RunFileComparison, f: GoldenFile) -> None:
+    """An ``.index`` or ``.timeindex``: its entries (placement, INDEX-7 or INDEX-8), else
+    its size or its bytes past the entries (preallocation, INDEX-2); both SHOULD."""
+    ref_entries = f.want["decoded"]["entries"]
+    if f.view["entries"] != ref_entries:
+        placement = check_rules.placement(run._recovered())
+        message = (
+            f"{f.name}: entries {show(f.view['entries'])}, the reference's {show(ref_entries)}"
+        )
+        run.fail(
+            "golden_index", message, [placement],
+            cause=f"{f.kind} entries placed otherwise", choice=[placement],
+        )  # fmt: skip
+        return
+    sized = len(f.have) != f.want["size"]
+    text = (
+        f"{len(f.have)} bytes, the reference's {f.want['size']} (the same entries before any zero-filled slot)"
+        if sized
+        else "the same entries and size, other bytes after the entries"
+    )
+    if f.theirs is not None:
+        text += f": {bytes_difference(f.have, f.theirs)}"
+    run.fail(
+        "golden_index", f"{f.name}: {text}", [check_rules.PREALLOCATION],
+        cause=f"{f.kind} file {'sized' if sized else 'filled'} otherwise",
+        choice=[check_rules.PREALLOCATION],
+    )  # fmt: skip
+
+
+def _log(run: RunFileComparison, f: GoldenFile) -> None:
+    """A ``.log``: the first batch field that differs, tagged with the rule that sets it
+    (APPEND-16, APPEND-17, APPEND-19: check_rules.LOG_FIELD_RULES), and where the bytes
+    first differ."""
+    steps = run.s.steps
+    follower = any((s.get("append") or {}).get("follower") for s in steps)
+    leader = any("append" in s and not (s["append"] or {}).get("follower") for s in steps)
+    fields, text = _batch_difference(f.view, f.want["decoded"])
+    rules = (fields and check_rules.log_field_rules(fields, follower, leader)) or f.reqs
+    where = f"; {bytes_difference(f.have, f.theirs)}" if f.theirs is not None else ""
+    run.fail(
+        "golden_log", f"{f.name}: {text}{where}", rules,
+        cause=f".log: {'batch ' + ', '.join(fields) if fields else 'batches'} differ from the reference's",
+    )  # fmt: skip
+
+
+def _entries(run: RunFileComparison, f: GoldenFile) -> None:
+    """A producer snapshot (PSTATE-1) or a ``.txnindex`` (TXN-B-5): its decoded entries."""
+    mine = f.view.get("entries", f.view.get("error"))
+    ref = f.want["decoded"].get("entries", f.want["decoded"].get("error"))
+    rule = "TXN-B-5" if f.kind == "txnindex" else "PSTATE-1"
+    run.fail(
+        "golden_files", f"{f.name}: entries {show(mine)}, the reference's {show(ref)}",
+        sorted(set(f.reqs) | {rule}), cause=f"{f.kind}: entries differ from the reference's",
+    )  # fmt: skip
+
+
+def _epochs(run: RunFileComparison, f: GoldenFile) -> None:
+    """``leader-epoch-checkpoint`` (CKPT-B-2, CKPT-B-4): APPEND-27's entries at the LEO a
+    refused append assigned are allowed; the reference's entries written otherwise break
+    only the format rule (CKPT-B-4); else the entries differ."""
+    if run._epochs_allowed(f.files, f.have, f.theirs):
+        return
+    theirs = _golden_text(f)
+    mine_entries, ref_entries = epoch_entries(f.have), epoch_entries(theirs)
+    if mine_entries is not None and mine_entries == ref_entries:
+        reqs, cause = check_rules.EPOCH_FORMAT, f"{f.fixed}: format (the same entries)"
+    else:
+        reqs, cause = f.reqs, f"{f.fixed}: entries differ from the reference's"
+    run.fail("golden_files", f"{f.name}: {text_difference(f.have, theirs)}", reqs, cause=cause)
+
+
+def _text(run: RunFileComparison, f: GoldenFile) -> None:
+    """A checkpoint or other text file: both sides, faithfully, under the rule that fixes
+    its content (check_rules.TEXT_FILE_RULES: CKPT-B-5, CKPT-B-6, CKPT-B-8, CLEAN-3), else
+    the file's rules."""
+    reqs = check_rules.TEXT_FILE_RULES.get(f.fixed, f.reqs)
+    message = f"{f.name}: {text_difference(f.have, _golden_text(f))}"
+    run.fail("golden_files", message, reqs, cause=f"{f.fixed}: differs from the reference's")
+
+
+def _golden_text(f: GoldenFile) -> bytes:
+    """The reference's bytes, or without golden bytes at hand its decoded lines (their
+    line ends unknown)."""
+    if f.theirs is not None:
+        return f.theirs
+    return "\n".join(f.want["decoded"].get("lines", [])).encode()
+
+
+def _active_base(files: dict[str, bytes], partition: str) -> int | None:
+    live = [segment_file(n) for n in files if n.startswith(partition + "/")]
+    return max((b for b, k, m in live if k == "log" and not m), default=None)
+
+
+# a file's kind (or, for the other files, its name) -> what is compared when it differs;
+# any other file is compared as text
+FILE_DIFFERENCES = {
+    "index": _index,
+    "timeindex": _index,
+    "log": _log,
+    "snapshot": _entries,
+    "txnindex": _entries,
+}
+NAMED_DIFFERENCES = {"leader-epoch-checkpoint": _epochs}
