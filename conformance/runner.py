@@ -24,6 +24,12 @@ hangs or breaks the protocol ends the scenario with that category; a step the ha
 does itself (damage, set_mtime, file checks) on files the testee did not write, or wrote
 as something else, ends it as ``harness_step`` (Run.apply). Only the harness's own bugs
 escape, as HarnessError: the run stops with exit status 2.
+
+Where each part lives: ``Runner`` (here) runs one scenario and turns the run into a
+``Result`` (results.py, with ``Failure`` and ``HarnessError``); ``Run`` (steps.py) does the
+steps, the harness's own among them (damage.py); it checks each response (responses.py),
+the ``files`` steps (file_checks.py), the segment invariants (index_invariants.py) and the
+files against the goldens (file_comparison.py), then runs the epilogue (epilogue.py).
 """
 
 from __future__ import annotations
