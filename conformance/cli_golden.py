@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import click
 
+from .cli_scenarios import echo_problems
 from .options import EXIT_FAIL, EXIT_OK, EXIT_USAGE
 
 
@@ -63,17 +64,12 @@ def _not_goldens(target) -> str | None:
 @click.option("--json", "as_json", is_flag=True, help="Print each difference as a JSON line.")
 def golden_check(as_json):
     """Fail (exit 1) when the checked-in goldens differ from a fresh regeneration."""
-    import json
 
     from .goldens import check
 
     problems = check()
-    if as_json:
-        for problem in problems:
-            click.echo(json.dumps({"problem": problem}))
-    else:
-        for problem in problems:
-            click.echo(problem)
+    echo_problems(problems, as_json)
+    if not as_json:
         if problems:
             click.echo("goldens are stale: run `klogspec golden regenerate`")
         else:

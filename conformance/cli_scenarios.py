@@ -18,19 +18,13 @@ def check_command(as_json):
 
     Exit status: 0 clean, 1 problems found.
     """
-    import json
 
     from .scenarios import check, load_all
 
     problems = check()
-    if as_json:
-        for problem in problems:
-            click.echo(json.dumps({"problem": problem}))
-    else:
-        for problem in problems:
-            click.echo(problem)
-        if not problems:
-            click.echo(f"{len(load_all())} scenarios: all valid")
+    echo_problems(problems, as_json)
+    if not as_json and not problems:
+        click.echo(f"{len(load_all())} scenarios: all valid")
     raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
 
 
@@ -131,3 +125,11 @@ def requirements_command(write, out, check):
         click.echo(f"error: {path}: cannot be written: {exc.strerror or exc}", err=True)
         raise SystemExit(EXIT_USAGE) from None
     click.echo(f"wrote {path}")
+
+
+def echo_problems(problems: list[str], as_json: bool) -> None:
+    """A check's problems on stdout: one line each, or one JSON object a line."""
+    import json
+
+    for problem in problems:
+        click.echo(json.dumps({"problem": problem}) if as_json else problem)

@@ -278,21 +278,6 @@ def _aborted(value):
         return value
 
 
-def _same_lines_any_order(view: dict, want: dict) -> bool:
-    """An offset checkpoint's version and count lines equal, and its entry lines the same set."""
-    mine, ref = view.get("lines"), want.get("lines")
-    return (
-        mine is not None and ref is not None and mine[:2] == ref[:2] and sorted(mine) == sorted(ref)
-    )
-
-
-def _same_entries(view: dict, want: dict) -> bool:
-    """Two decoded producer snapshots hold the same entries, in any order."""
-    if "entries" not in view or "entries" not in want:
-        return False
-    return sorted(view["entries"]) == sorted(want["entries"])
-
-
 def _only_epochs_added(before: tuple[dict, dict | None], after: tuple[dict, dict | None]) -> bool:
     """A refused append whose one change is leader epoch entries APPEND-27 allows."""
     (files_before, state), (files_after, state_after) = before, after

@@ -176,48 +176,62 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
         return str(path)
 
     def do_step(self, step: dict) -> None:
-        expect = step.get("expect") or {}
-        reqs = self.reqs(step)
-        if "clock" in step:
-            self.now = step["clock"].get("set", self.now + step["clock"].get("advance", 0))
-        elif "damage" in step:
-            self.damaged = True
-            for damage in step["damage"]:
-                self._damage(damage)
-            if self.corrupt_files is None:
-                self.corrupt_files = disk.snapshot(self.root, self.anchor)
-        elif "set_mtime" in step:
-            ns = step["set_mtime"]["ms"] * 1_000_000
-            path = self._path(step["set_mtime"]["file"])
-            what = scratch.status(path, self.anchor)
-            if what is not None:
-                reason = (
-                    self._absent(path) if what == "absent" else f"is {what}, not a regular file"
-                )
-                raise StepError(
-                    f"sets the modification time of {self._shown(path)}, but it {reason}",
-                    "set_mtime of a file the testee did not write"
-                    if what == "absent"
-                    else "set_mtime of a file that is not a regular file",
-                )
-            scratch.set_mtime(path, self.anchor, ns)
-        elif "snapshot" in step:
-            self.snapshots[step["snapshot"]] = self._files()
-        elif "files" in step:
-            self._check_files(step, reqs)
-            if "unchanged_since" in step["files"]:
-                self._unchanged_since(step["files"]["unchanged_since"], reqs)
-        elif "open" in step:
-            self.do_open(step["open"] or {}, expect, reqs)
-        elif "crash" in step:
-            self.driver.crash(self.now)
-            self.responses.append(
-                {"step": self.step_index, "op": "crash", "ok": True, "result": {}}
+        """One step: the harness's own (``HARNESS_STEPS``, by the step's key, in that
+        order), else an operation sent to the testee."""
+        for key, handler in HARNESS_STEPS.items():
+            if key in step:
+                handler(self, step)
+                return
+        op = next(k for k in OP_KEYS if k in step)
+        self.do_op(op, step[op] or {}, step.get("expect") or {}, self.reqs(step))
+
+    def do_clock(self, step: dict) -> None:
+        """``clock``: set or advance the time the testee is told, its only clock (MODEL-5)."""
+        self.now = step["clock"].get("set", self.now + step["clock"].get("advance", 0))
+
+    def do_damage(self, step: dict) -> None:
+        """``damage``: change the testee's files as a crash or a disk would; the rules such
+        damage can break are off from now on (``damaged``)."""
+        self.damaged = True
+        for damage in step["damage"]:
+            self._damage(damage)
+        if self.corrupt_files is None:
+            self.corrupt_files = disk.snapshot(self.root, self.anchor)
+
+    def do_set_mtime(self, step: dict) -> None:
+        """``set_mtime``: a file's modification time, which a segment without timestamps
+        counts as its largest timestamp (RET-9)."""
+        path = self._path(step["set_mtime"]["file"])
+        what = scratch.status(path, self.anchor)
+        if what is not None:
+            reason = self._absent(path) if what == "absent" else f"is {what}, not a regular file"
+            raise StepError(
+                f"sets the modification time of {self._shown(path)}, but it {reason}",
+                "set_mtime of a file the testee did not write"
+                if what == "absent"
+                else "set_mtime of a file that is not a regular file",
             )
-            self.log_open, self.crashed, self.closed = False, True, False
-        else:
-            op = next(k for k in OP_KEYS if k in step)
-            self.do_op(op, step[op] or {}, expect, reqs)
+        scratch.set_mtime(path, self.anchor, step["set_mtime"]["ms"] * 1_000_000)
+
+    def do_snapshot(self, step: dict) -> None:
+        """``snapshot``: remember every file now, for a later ``unchanged_since``."""
+        self.snapshots[step["snapshot"]] = self._files()
+
+    def do_files(self, step: dict) -> None:
+        """``files``: the directory against the step's expectations (file_checks.py)."""
+        self._check_files(step, self.reqs(step))
+        if "unchanged_since" in step["files"]:
+            self._unchanged_since(step["files"]["unchanged_since"], self.reqs(step))
+
+    def do_open_step(self, step: dict) -> None:
+        self.do_open(step["open"] or {}, step.get("expect") or {}, self.reqs(step))
+
+    def do_crash(self, step: dict) -> None:
+        """``crash``: the testee loses everything not on disk; the next open is unclean and
+        recovers (RECOV-1)."""
+        self.driver.crash(self.now)
+        self.responses.append({"step": self.step_index, "op": "crash", "ok": True, "result": {}})
+        self.log_open, self.crashed, self.closed = False, True, False
 
     def _damage(self, damage: dict) -> None:
         """One damage operation; a file it needs that the testee did not write fails the
@@ -384,3 +398,16 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 self.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
         if self.golden is not None:
             self._compare_files(files)
+
+
+# the steps the harness does itself (or, for open and crash, with the driver's own
+# request), by the step's key; any other step is an operation sent to the testee (OP_KEYS)
+HARNESS_STEPS = {
+    "clock": Run.do_clock,
+    "damage": Run.do_damage,
+    "set_mtime": Run.do_set_mtime,
+    "snapshot": Run.do_snapshot,
+    "files": Run.do_files,
+    "open": Run.do_open_step,
+    "crash": Run.do_crash,
+}
