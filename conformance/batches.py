@@ -148,19 +148,7 @@ def build(spec: dict, now_ms: int) -> bytes:
             )
         )
     if magic == 2:
-        rewrites = (
-            ("max_timestamp", ">q", MAX_TIMESTAMP_OFFSET),
-            ("last_offset_delta", ">i", LAST_OFFSET_DELTA_OFFSET),
-            ("records_count", ">i", RECORDS_COUNT_OFFSET),
-            ("attributes", ">h", ATTRIBUTES_OFFSET),
-        )
-        changed = False
-        for field, fmt, at in rewrites:
-            if field in spec:
-                struct.pack_into(fmt, data, at, spec[field])
-                changed = True
-        if changed:
-            _recrc(data)
+        _rewrite_header(spec, data)
     for patch in spec.get("patch", ()):
         raw = bytes.fromhex(patch["hex"])
         at = patch["at"] if patch["at"] >= 0 else len(data) + patch["at"]
@@ -172,6 +160,24 @@ def build(spec: dict, now_ms: int) -> bytes:
     if "cut" in spec:
         data = data[: spec["cut"]]
     return bytes(data)
+
+
+def _rewrite_header(spec: dict, data: bytearray) -> None:
+    """A v2 batch's header fields the spec sets by hand (a lying maxTimestamp, count...),
+    with the CRC made right again for them."""
+    rewrites = (
+        ("max_timestamp", ">q", MAX_TIMESTAMP_OFFSET),
+        ("last_offset_delta", ">i", LAST_OFFSET_DELTA_OFFSET),
+        ("records_count", ">i", RECORDS_COUNT_OFFSET),
+        ("attributes", ">h", ATTRIBUTES_OFFSET),
+    )
+    changed = False
+    for field, fmt, at in rewrites:
+        if field in spec:
+            struct.pack_into(fmt, data, at, spec[field])
+            changed = True
+    if changed:
+        _recrc(data)
 
 
 def build_all(specs: list[dict], now_ms: int) -> list[bytes]:

@@ -15,11 +15,11 @@ from __future__ import annotations
 
 import click
 
-from .options import Seconds
+from .cli_golden import golden
+from .cli_scenarios import check_command, list_command, requirements_command, show_command
+from .options import EXIT_USAGE, Seconds
 
-EXIT_OK = 0
-EXIT_FAIL = 1
-EXIT_USAGE = 2
+__all__ = ["conformance", "golden", "testee"]
 
 
 @click.command()
@@ -196,7 +196,7 @@ def _run_conformance(err, out, **options) -> int:
     """The run itself (``klogspec conformance``): its exit status."""
     from .options import OptionError, TraceFile
     from .report import exit_status
-    from .runner import HarnessError
+    from .results import HarnessError
     from .suite import run_suite
     from .transport import CannotStart
 
@@ -310,196 +310,5 @@ def _print_run(suite, out, spec, cross_spec, options: dict) -> None:
     out.print(suite.summary_line, markup=False, highlight=False)
 
 
-@conformance.command("check")
-@click.option("--json", "as_json", is_flag=True, help="Print the problems as JSON lines.")
-def check_command(as_json):
-    """Validate every scenario file: the schema, generated scenarios, unique stable IDs,
-    requirement IDs that exist in spec/requirements.yaml, known features.
-
-    Exit status: 0 clean, 1 problems found.
-    """
-    import json
-
-    from .scenarios import check, load_all
-
-    problems = check()
-    if as_json:
-        for problem in problems:
-            click.echo(json.dumps({"problem": problem}))
-    else:
-        for problem in problems:
-            click.echo(problem)
-        if not problems:
-            click.echo(f"{len(load_all())} scenarios: all valid")
-    raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
-
-
-@conformance.command("list")
-@click.option("--json", "as_json", is_flag=True, help="Print the expanded scenarios as JSON lines.")
-def list_command(as_json):
-    """List every test: ID, level, requirements (with --json: the whole expanded scenario,
-    what a harness in another language would run)."""
-    import json
-
-    from .scenarios import load_all
-
-    for s in load_all():
-        if as_json:
-            click.echo(json.dumps({**s.to_data(), "level": s.level}, sort_keys=True))
-        else:
-            click.echo(f"{s.id}\t{s.level}\t{' '.join(s.requirements)}")
-
-
-@conformance.command("show")
-@click.argument("test_id")
-@click.option("--json", "as_json", is_flag=True, help="Print the expanded scenario as JSON.")
-def show_command(test_id, as_json):
-    """Print one scenario, its families expanded: requirements with their levels, the
-    config, the features it needs, and every step numbered as failures name them (step 0
-    is the scenario's implicit open)."""
-    import json
-
-    from .diagnostics import describe_step, show
-    from .scenarios import by_id, load_requirements
-
-    scenario = by_id().get(test_id)
-    if scenario is None:
-        from .diagnostics import printable
-
-        shown = printable(test_id)
-        click.echo(f"error: no test {shown} (`klogspec conformance list` lists them)", err=True)
-        raise SystemExit(EXIT_USAGE)
-    if as_json:
-        click.echo(json.dumps({**scenario.to_data(), "level": scenario.level}, indent=1))
-        return
-    levels = load_requirements()
-    click.echo(f"{scenario.id}: {scenario.title}")
-    click.echo(f"  level: {scenario.level}; from {scenario.source}")
-    for req in scenario.requirements:
-        entry = levels.get(req, {})
-        click.echo(f"  {req} {entry.get('level', '?')}: {entry.get('rule', '')}")
-    click.echo(f"  partition: {scenario.partition}; start_ms: {scenario.start_ms}")
-    click.echo(f"  config: {show(scenario.config)}")
-    if scenario.needs:
-        click.echo(f"  needs: {', '.join(sorted(scenario.needs))}")
-    if scenario.open:
-        click.echo("  step 0  open (the scenario's own)")
-    for number, step in enumerate(scenario.steps, 1):
-        click.echo(f"  step {number}  {describe_step(step)}")
-        for key, value in step.items():
-            click.echo(f"          {key}: {show(value)}")
-
-
-@click.group()
-def golden():
-    """Regenerate or check the golden fixtures (conformance/goldens)."""
-
-
-@golden.command("regenerate")
-@click.option(
-    "--out", type=click.Path(file_okay=False), help="Write here instead of conformance/goldens."
-)
-@click.option("--json", "as_json", is_flag=True, help="Print the summary as JSON.")
-def golden_regenerate(out, as_json):
-    """Run every scenario on the reference and write its final directory, the corrupt
-    fixtures and manifest.json. Deterministic: byte-identical on every run."""
-    import json
-    from pathlib import Path
-
-    from .goldens import golden_dir, regenerate
-
-    target = Path(out) if out else golden_dir()
-    refused = _not_goldens(target)
-    if refused:
-        click.echo(f"error: --out {target}: {refused}", err=True)
-        raise SystemExit(EXIT_USAGE)
-    try:
-        manifest = regenerate(target)
-    except OSError as exc:
-        click.echo(f"error: --out {target}: cannot be written: {exc.strerror or exc}", err=True)
-        raise SystemExit(EXIT_USAGE) from None
-    size = sum(p.stat().st_size for p in target.rglob("*") if p.is_file())
-    scenarios, corrupt = len(manifest["scenarios"]), len(manifest["corrupt"])
-    if as_json:
-        click.echo(
-            json.dumps(
-                {"scenarios": scenarios, "corrupt": corrupt, "bytes": size, "out": str(target)}
-            )
-        )
-    else:
-        click.echo(f"{scenarios} scenarios, {corrupt} corrupt fixtures, {size} bytes in {target}")
-
-
-def _not_goldens(target) -> str | None:
-    """Why ``golden regenerate`` must not replace ``target`` (it deletes what is there):
-    only a missing path, an empty directory or a directory of goldens (a manifest.json)."""
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
-        return "is not a directory"
-    if target.is_dir() and any(target.iterdir()) and not (target / "manifest.json").is_file():
-        return "is a directory that holds no goldens (no manifest.json): it is not replaced"
-    return None
-
-
-@golden.command("check")
-@click.option("--json", "as_json", is_flag=True, help="Print each difference as a JSON line.")
-def golden_check(as_json):
-    """Fail (exit 1) when the checked-in goldens differ from a fresh regeneration."""
-    import json
-
-    from .goldens import check
-
-    problems = check()
-    if as_json:
-        for problem in problems:
-            click.echo(json.dumps({"problem": problem}))
-    else:
-        for problem in problems:
-            click.echo(problem)
-        if problems:
-            click.echo("goldens are stale: run `klogspec golden regenerate`")
-        else:
-            click.echo("goldens are fresh")
-    raise SystemExit(EXIT_FAIL if problems else EXIT_OK)
-
-
-@conformance.command("requirements")
-@click.option(
-    "--write",
-    "write",
-    is_flag=True,
-    help="Write the table to docs/requirements.md of this checkout (or --out) instead of printing it.",
-)
-@click.option(
-    "--out", type=click.Path(dir_okay=False), help="With --write or --check: this file instead."
-)
-@click.option("--check", is_flag=True, help="Exit 1 when the file differs from a fresh generation.")
-def requirements_command(write, out, check):
-    """Print the requirement table: rule, level, scenarios, reference code (markdown).
-
-    Nothing is written unless asked: --write writes docs/requirements.md (what the project's
-    docs are built from), --check compares it with a fresh generation."""
-    from pathlib import Path
-
-    from .traceability import requirement_table, requirements_doc_path
-
-    text = requirement_table()
-    path = Path(out) if out else requirements_doc_path()
-    if check:
-        fresh = path.is_file() and path.read_text(encoding="utf-8") == text
-        click.echo(
-            f"{path}: "
-            + ("fresh" if fresh else "stale: run `klogspec conformance requirements --write`")
-        )
-        raise SystemExit(EXIT_OK if fresh else EXIT_FAIL)
-    if not write:
-        if out:
-            raise click.UsageError("--out needs --write or --check")
-        click.echo(text, nl=False)
-        return
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        click.echo(f"error: {path}: cannot be written: {exc.strerror or exc}", err=True)
-        raise SystemExit(EXIT_USAGE) from None
-    click.echo(f"wrote {path}")
+for _command in (check_command, list_command, show_command, requirements_command):
+    conformance.add_command(_command)

@@ -7,7 +7,7 @@ After a scenario's last step the harness therefore runs, on the same testee:
 
 1. ``close``, when the steps left the log open; then every file of the
    log directory is compared with the reference's after its own close (the goldens'
-   ``epilogue.files``), as the final directory is (runner.Run._compare_files: byte for
+   ``epilogue.files``), as the final directory is (file_comparison.py: byte for
    byte where the spec fixes the bytes, by entries where it leaves room, a feature's
    files only when it is claimed), and checked against the invariants of a closed log
    (INDEX-4, INDEX-13 to INDEX-17, FLUSH-9);
@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
-from . import disk, same_records, scratch
+from . import disk, index_invariants, same_records, scratch
 from .diagnostics import printable
 from .golden_files import file_entries, reference_file
 from .transport import TesteeFailure
@@ -106,7 +106,7 @@ class EpilogueRecord:
 
 
 class RunEpilogue:
-    """Mixed into the runner's ``Run`` (runner.py): the epilogue of the module docstring,
+    """Mixed into the runner's ``Run`` (steps.py): the epilogue of the module docstring,
     on the run's own testee and directory. Its methods use the run's state and its checks
     (``fail``, ``_state_rules``, ``_compare_files``) as Run's own methods do."""
 
@@ -222,7 +222,7 @@ class RunEpilogue:
         first = len(self.failures)
         reloaded = self.s.reloads_after_failure
         forgetful = self.s.may_forget_timestamps
-        for reqs, problem in disk.invariants(
+        for reqs, problem in index_invariants.invariants(
             partition_files, self.config, True, reloaded, forgetful=forgetful
         ):
             if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):

@@ -348,28 +348,13 @@ def read_out_of_range(family: dict, row: dict) -> Generated:
     at ``start``: OFFSET_OUT_OF_RANGE, nothing changed."""
     steps = [one(8, times=10)]
     if "truncate_fully" in row:
-        steps.append(
-            {
-                "truncate_fully_and_start_at": {
-                    "offset": row["truncate_fully"],
-                    "log_start_offset": row["log_start"],
-                }
-            }
-        )
+        truncation = {"offset": row["truncate_fully"], "log_start_offset": row["log_start"]}
+        steps.append({"truncate_fully_and_start_at": truncation})
     elif row["log_start"]:
         steps.append({"delete_segments_before": {"offset": row["log_start"]}})
-    steps.append(
-        {
-            "read": {"start_offset": row["start"]},
-            "expect": {"error": "OFFSET_OUT_OF_RANGE", "unchanged": True},
-        }
-    )
-    steps.append(
-        {
-            "read": {"start_offset": row["start"], "max_bytes": 0},
-            "expect": {"error": "OFFSET_OUT_OF_RANGE"},
-        }
-    )
+    refused = {"error": "OFFSET_OUT_OF_RANGE"}
+    steps.append({"read": {"start_offset": row["start"]}, "expect": {**refused, "unchanged": True}})
+    steps.append({"read": {"start_offset": row["start"], "max_bytes": 0}, "expect": refused})
     yield "", {"title": f"read at {row['start']}: OFFSET_OUT_OF_RANGE", "steps": steps}
 
 

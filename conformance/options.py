@@ -31,6 +31,10 @@ MAX_INPUT_BYTES = 1 << 20  # an expected-failure file: ~20,000 lines, the suite 
 MAX_TIMEOUT_S = 86_400.0
 NO_READER = "a FIFO or socket that no process reads"
 
+EXIT_OK = 0  # klogspec conformance: the run passed
+EXIT_FAIL = 1  # a MUST failed, or a file is not what it should be
+EXIT_USAGE = 2  # the command could not run (cli.py's docstring)
+
 
 class OptionError(Exception):
     """A bad option value or file: the message names it; the command exits 2."""

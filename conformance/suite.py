@@ -15,7 +15,8 @@ from . import expected as xf
 from . import milestones
 from .crossload import CrossLoader
 from .goldens import load_manifest_entries
-from .runner import Result, Runner
+from .results import Result
+from .runner import Runner
 from .scenarios import Scenario, load_all, load_requirements
 from .transport import DEFAULT_TIMEOUT_S, CannotStart, ImplSpec, TesteeFailure
 

@@ -16,6 +16,14 @@ functions alike, since a reader has to follow each of them. The rules:
   records, which the log never reads); then ``log/`` (the log, on files); a module imports only
   its own layer and those below, and only the package root, which re-exports the public
   API, may import everything;
+* inside ``conformance``, the harness, layers from the bottom: what every part reads (the
+  protocol, the scenario's batches, the harness's own file access and words); the testee's
+  files read with the reference decoders (``disk``, the ``files`` checks, the invariants,
+  damage); the testees and how to reach them (the drivers, the reference behind the
+  contract, the Kafka testees); the scenarios; one scenario's run (steps, responses, the
+  golden comparison, the epilogue, the verdict); the suite (goldens, expected failures,
+  reports, mutants); the commands. As in ``reference_impl``, a module imports only its own
+  layer and those below, and every module of the harness has a layer;
 * no import cycle anywhere among them.
 """
 
@@ -49,6 +57,24 @@ LAYERS = {
     "reference_impl.log": 3,
     "reference_impl": 4,
 }
+# the harness's layers, bottom up (longest prefix wins; every module of conformance has one)
+CONFORMANCE_LAYERS = {
+    **dict.fromkeys(("adapter", "protocol", "batches", "check_rules", "file_names", "scratch",
+                     "diagnostics", "options"), 0),
+    **dict.fromkeys(("disk", "file_checks", "index_invariants", "golden_files", "damage"), 1),
+    **dict.fromkeys(("driver", "inproc_driver", "subprocess_driver", "transport", "reference",
+                     "testee", "kafka_jars", "kafka_broker", "kafka_testee_cli", "kafka_dump",
+                     "dump_differential", "decode_differential", "broker_recovery"), 2),
+    **dict.fromkeys(("scenarios", "families", "traceability"), 3),
+    **dict.fromkeys(("steps", "responses", "file_comparison", "epilogue", "crossload",
+                     "results", "runner"), 4),
+    **dict.fromkeys(("suite", "goldens", "milestones", "expected", "report", "kafka_versions",
+                     "mutants"), 5),
+    **dict.fromkeys(("cli", "cli_golden", "cli_scenarios", "plugin", "pytest_suite",
+                     "__main__"), 6),
+}  # fmt: skip
+LAYERS.update({f"conformance.{name}": layer for name, layer in CONFORMANCE_LAYERS.items()})
+LAYERS["conformance"] = 7  # the package root
 # third-party imports a package must not make: the log neither prints nor parses argv
 FORBIDDEN_THIRD_PARTY = {"reference_impl": {"click", "rich"}}
 
@@ -143,7 +169,7 @@ def layer_of(module: str) -> int | None:
 
 
 def downward(edges) -> list[str]:
-    """Imports inside reference_impl that reach up a layer."""
+    """Imports inside reference_impl, or inside conformance, that reach up a layer."""
     found = []
     for module, targets in sorted(edges.items()):
         here = layer_of(module)
@@ -151,7 +177,8 @@ def downward(edges) -> list[str]:
             continue
         for target in sorted(targets):
             there = layer_of(target)
-            if there is not None and there > here:
+            same_package = target.split(".")[0] == module.split(".")[0]
+            if same_package and there is not None and there > here:
                 found.append(f"{module} (layer {here}) imports {target} (layer {there})")
     return found
 
@@ -204,9 +231,15 @@ def test_imports_point_one_way(graph):
 
 
 def test_the_log_is_built_bottom_up(graph):
-    """errors, constants <- records <- formats <- log <- the package root."""
+    """errors, constants <- records <- formats <- log <- the package root; and the harness
+    from its files and testees up to its commands (CONFORMANCE_LAYERS)."""
     edges, _ = graph
     assert downward(edges) == []
+
+
+def test_every_module_of_the_harness_has_a_layer():
+    modules = collect_modules(ROOT, ("conformance",))
+    assert sorted(m for m in modules if m != "conformance" and layer_of(m) in (None, 7)) == []
 
 
 def test_no_import_cycle(graph):
@@ -267,6 +300,24 @@ def test_the_layer_check_finds_an_upward_import(tmp_path):
     edges, _ = import_graph(tmp_path, ("reference_impl",))
     assert downward(edges) == [
         "reference_impl.records.batch (layer 1) imports reference_impl.log.segment (layer 3)"
+    ]
+
+
+def test_the_layer_check_finds_an_upward_import_in_the_harness(tmp_path):
+    """A file check (layer 1) that reaches for the runner (layer 4); the harness's imports of
+    the log are not compared with the log's layers."""
+    _write(
+        tmp_path,
+        {
+            "conformance/__init__.py": "",
+            "conformance/disk.py": "from reference_impl.log import segment\n",
+            "conformance/file_checks.py": "from .runner import Runner\n",
+            "conformance/runner.py": "from . import disk\n",
+        },
+    )
+    edges, _ = import_graph(tmp_path, ("conformance",))
+    assert downward(edges) == [
+        "conformance.file_checks (layer 1) imports conformance.runner (layer 4)"
     ]
 
 

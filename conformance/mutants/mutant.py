@@ -7,11 +7,19 @@ import contextlib
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import ModuleType
 from unittest import mock
 
-from reference_impl.log import append as log_append
+from reference_impl.log.unified_log import Log
 
 from ..transport import ImplSpec, _python_env
+
+
+def module_of(method) -> ModuleType:
+    """The module whose globals ``method`` reads: where it is defined now, looked up through
+    its class at run time, so a mutant that patches a module-level name the method calls
+    follows the log's code when it moves."""
+    return sys.modules[method.__module__]
 
 
 @dataclass(frozen=True)
@@ -28,7 +36,7 @@ class Mutant:
             # a mutant is the readable reference with one bug: the compiled append path
             # (reference_impl/log/_compiled_append.py) takes a client's common append
             # without the readable steps a mutant changes, so it is off while one runs
-            stack.enter_context(mock.patch.object(log_append, "_lean_append", None))
+            stack.enter_context(mock.patch.object(module_of(Log._append), "_lean_append", None))
             for target, attr, value in self.patches():
                 stack.enter_context(mock.patch.object(target, attr, value))
             yield

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 from reference_impl.formats.index_entries import TimestampOffset
-from reference_impl.log import append as log_append
 from reference_impl.log import (
     file_records,
     log_validator,
@@ -23,7 +22,7 @@ from reference_impl.log.time_index import TIME_INDEX_ENTRY_SIZE
 from reference_impl.records import TimestampType, legacy
 from reference_impl.records.record import Record
 
-from .mutant import Mutant
+from .mutant import Mutant, module_of
 
 _ORIGINAL = {
     "assign": log_validator.assign_offsets_as_leader,
@@ -177,7 +176,7 @@ _SEARCH = (file_records.FileRecords, "search_for_timestamp")
 
 TIMESTAMP_MUTANTS = (
     Mutant("log-append-time-offset-at-first-offset", "a LogAppendTime append names its first offset as the offset of its maxTimestamp", frozenset({"APPEND-24"}), ("append.log-append-time.*",),
-           lambda: [(log_append, "assign_offsets_as_leader", _assign_naming_first_offset)]),
+           lambda: [(module_of(unified_log.Log._assign_offsets), "assign_offsets_as_leader", _assign_naming_first_offset)]),
     Mutant("max-timestamp-at-batch-last-offset", "-3 answers the last offset of the batch holding the largest timestamp (Kafka 3.7.0, KAFKA-16310)", frozenset({"READ-19"}), ("read.time.*",),
            lambda: [(timestamp_lookup, "_max_timestamp", _max_timestamp_with(_first_greatest, lambda b, t: b.last_offset))]),
     Mutant("max-timestamp-at-batch-base-offset", "-3 answers the base offset of the batch holding the largest timestamp", frozenset({"READ-19"}), ("read.time.*",),
@@ -199,7 +198,7 @@ TIMESTAMP_MUTANTS = (
     Mutant("legacy-inner-offsets-absolute", "magic 1 inner offsets are read as absolute", frozenset({"LEGACY-14"}), ("read.time.legacy-wrapper.*",),
            lambda: [(legacy, "_absolute", _absolute_inner_offsets)]),
     Mutant("timestamp-search-goes-on", "a timestamp lookup searches past the chosen segment when it has no match", frozenset({"READ-15"}), ("read.time.*",),
-           lambda: [(unified_log, "fetch_offset_by_timestamp", _fetch_searching_on)]),
+           lambda: [(module_of(unified_log.Log.fetch_offset_by_timestamp), "fetch_offset_by_timestamp", _fetch_searching_on)]),
     Mutant("timestamp-segment-strictly-above", "a timestamp lookup chooses the first segment whose largest timestamp is above the target", frozenset({"READ-15"}), ("read.time.*",),
-           lambda: [(unified_log, "fetch_offset_by_timestamp", _fetch_strictly_above)]),
+           lambda: [(module_of(unified_log.Log.fetch_offset_by_timestamp), "fetch_offset_by_timestamp", _fetch_strictly_above)]),
 )  # fmt: skip

@@ -14,7 +14,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conformance import diagnostics, disk, expected
+from conformance import diagnostics, expected, file_checks
 from conformance.cli import conformance
 from conformance.mutants import mutants
 from conformance.suite import common_causes, run_suite, select
@@ -92,7 +92,7 @@ def test_a_step_the_harness_cannot_do_fails_only_that_test(factory, test_id, ste
 
 def test_a_fifo_is_never_read(tmp_path):
     """A testee that leaves a named pipe where a segment was cannot hang the harness."""
-    from conformance.runner import StepError, apply_damage
+    from conformance.damage import StepError, apply_damage
     from conformance.scratch import UnsafeFile
 
     pdir = tmp_path / "t-0"
@@ -443,7 +443,7 @@ def test_malformed_expected_failure_lines_exit_2(tmp_path):
 def test_files_problems_name_their_check_and_file(tmp_path):
     (tmp_path / "t-0").mkdir()
     (tmp_path / "t-0" / "00000000000000000000.log").write_bytes(b"")
-    problems = disk.check_files(
+    problems = file_checks.check_files(
         {"exactly": ["0.log", "0.index"], "size": {"0.index": 8}, "log": {"3.log": [[3, 3]]}},
         tmp_path, "t-0", "t", 0,
     )  # fmt: skip

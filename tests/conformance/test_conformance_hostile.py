@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 from click.testing import CliRunner
 
-from conformance import scratch, transport
+from conformance import scratch, subprocess_driver, transport
 from conformance.cli import conformance
 from conformance.report import to_json
 from conformance.suite import run_suite, select
@@ -222,7 +222,7 @@ def test_the_echo_is_escaped_in_the_runner_too(tmp_path):
     ],
 )
 def test_protocol_input_is_bounded(mode, text, tmp_path, monkeypatch):
-    monkeypatch.setattr(transport, "MAX_LINE_BYTES", 1 << 16)  # the same code at 64 KiB
+    monkeypatch.setattr(subprocess_driver, "MAX_LINE_BYTES", 1 << 16)  # the same code at 64 KiB
     failure = _failure_of(mode, tmp_path, timeout=30)
     assert failure.kind == "protocol"
     assert text in failure.message

@@ -1,0 +1,308 @@
+"""Checking a testee's response to a step (docs/conformance/results.md: ``missing_error``,
+``wrong_error``, ``unexpected_error``, ``wrong_result``, ``changed``, ``invariant``,
+``golden_response``).
+
+``RunResponses`` is mixed into ``Run`` (steps.py): a response against the step's
+``expect``, the state rules every ``open`` and ``state`` response keeps (MODEL-1, MODEL-4,
+TXN-B-7, ROLL-21), whether a refused operation changed anything (MODEL-11, APPEND-27), and
+the response against the reference's to the same request (the goldens). It uses the run's
+``send``, ``fail``, ``driver``, ``now``, ``log_open``, ``config``, ``damaged``,
+``features``, ``golden``, ``responses`` and ``failures``.
+"""
+
+from __future__ import annotations
+
+import base64
+
+from reference_impl.errors import KafkaLogError
+from reference_impl.records import iter_batches
+
+from . import check_rules, same_records
+from .diagnostics import (
+    bytes_difference,
+    names,
+    printable,
+    show,
+)
+from .disk import epoch_entries
+from .transport import Response
+
+FEATURE_RESULTS = {  # result fields only a testee claiming the feature is compared on
+    "last_stable_offset": ("transaction_index", ["TXN-B-7"]),
+    "aborted_transactions": ("transaction_index", ["READ-22"]),
+}
+
+
+def normalized(op: str, response: Response) -> dict:
+    if response.ok:
+        return {"op": op, "ok": True, "result": response.result}
+    return {"op": op, "ok": False, "code": response.code}
+
+
+class _Absent:
+    """A result field the testee did not answer (shown as ``absent``)."""
+
+    def __repr__(self) -> str:
+        return "absent"
+
+
+ABSENT = _Absent()
+
+
+class RunResponses:
+    """The response checks of a ``Run`` (the module docstring)."""
+
+    def check_response(self, op: str, args: dict, expect: dict, reqs: list[str]) -> Response:
+        before = self._observe() if expect.get("unchanged") else None
+        response = self.send(op, args)
+        problems_before = len(self.failures)
+        wanted = expect.get("error")
+        if expect.get("refused"):  # the rule leaves the code open: any refusal passes
+            if response.ok:
+                self.fail("missing_error", f"{op}: succeeded, expected a refusal", reqs)
+        elif wanted is not None:
+            if response.ok:
+                self.fail(
+                    "missing_error", f"succeeded, expected {wanted}", reqs,
+                    cause=f"{op}: succeeded, expected {wanted}",
+                )  # fmt: skip
+            elif response.code != wanted:
+                self.fail(
+                    "wrong_error", f"refused with {response.code}, expected {wanted}", reqs,
+                    cause=f"{op}: refused with {response.code}, expected {wanted}",
+                )  # fmt: skip
+        elif not response.ok:
+            said = f" ({printable(response.message)})" if response.message else ""
+            self.fail(
+                f"unexpected_error:{response.code}", f"refused with {response.code}{said}", reqs,
+                cause=f"{op}: refused with {response.code}",
+            )  # fmt: skip
+        else:
+            for key, want in expect.items():
+                if key in ("unchanged", "error", "refused"):
+                    continue
+                have = self._actual(op, key, response.result)
+                if key == "aborted_transactions" and isinstance(want, list):
+                    want = sorted(want)  # in any order (READ-22)
+                if have != want:
+                    shown = "absent" if have is ABSENT else show(have)
+                    self.fail(
+                        "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
+                        cause=f"{op}: {key} differs from the scenario's",
+                    )  # fmt: skip
+        if response.ok and op in ("open", "state"):
+            self._state_rules(response.result)
+        if before is not None:
+            after = self._observe()
+            if after != before and not (op == "append" and _only_epochs_added(before, after)):
+                changed = sorted(
+                    k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
+                )
+                what = (
+                    f"the files {names(changed)}"
+                    if changed
+                    else f"the state {show(before[1])} -> {show(after[1])}"
+                )
+                self.fail(
+                    "changed",
+                    f"a refused operation changed {what}",
+                    sorted(set(reqs) | {"MODEL-11"}),
+                    cause=f"{op}: a refused operation changed {'files' if changed else 'the state'}",
+                )
+        if self.golden is not None and len(self.failures) == problems_before:
+            self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
+        return response
+
+    def _observe(self) -> tuple[dict, dict | None]:
+        files = self._files()
+        state = None
+        if self.log_open:
+            response = self.driver.request("state", {}, self.now)
+            state = response.result if response.ok else {"error": response.code}
+        return files, state
+
+    def _actual(self, op: str, key: str, result: dict):
+        if key == "segments":
+            return [[s["base_offset"], s["size_bytes"]] for s in result.get("segments", ())]
+        if key == "segment_bases":
+            return [s["base_offset"] for s in result.get("segments", ())]
+        if key == "aborted_transactions":
+            return _aborted(result.get(key, ABSENT))
+        if key == "fetch_offset_metadata":
+            m = result["fetch_offset_metadata"]
+            return [
+                m["message_offset"],
+                m["segment_base_offset"],
+                m["relative_position_in_segment"],
+            ]
+        if op == "read" and key in (
+            "batches",
+            "offsets",
+            "keys",
+            "size",
+            "empty",
+            "epochs",
+            "max_timestamps",
+            "crc_valid",
+        ):
+            data = base64.b64decode(result["data"])
+            if key == "size":
+                return len(data)
+            if key == "empty":
+                return not data and not result["first_entry_incomplete"]
+            try:
+                batches = list(iter_batches(data))
+            except KafkaLogError as exc:
+                return f"undecodable ({exc.category.value})"
+            if key == "batches":
+                return [[b.base_offset, b.last_offset] for b in batches]
+            if key == "epochs":
+                return [getattr(b, "partition_leader_epoch", -1) for b in batches]
+            if key == "max_timestamps":
+                return [b.max_timestamp for b in batches]
+            if key == "crc_valid":
+                return all(b.is_valid for b in batches)
+            if key == "keys":  # compaction: which keys a cleaning kept
+                return [
+                    None if r.key is None else r.key.decode("utf-8", "replace")
+                    for b in batches
+                    for r in b.records()
+                ]
+            return [r.offset for b in batches for r in b.records()]
+        return result.get(key, ABSENT)
+
+    def _state_rules(self, state: dict) -> None:
+        # MODEL-4: above the LEO only at the base offset of a segment rolled in beyond it
+        active_base = max((s["base_offset"] for s in state["segments"]), default=0)
+        if state["recovery_point"] > max(state["log_end_offset"], active_base):
+            self.fail(
+                "invariant",
+                f"recovery point {state['recovery_point']} above both the LEO "
+                f"{state['log_end_offset']} and the active segment's base offset {active_base}",
+                ["MODEL-4"],
+                cause="the recovery point above the LEO",
+            )
+        lso = state.get("last_stable_offset")
+        if (
+            lso is not None
+            and "transaction_index" in self.features
+            and not min(state["log_start_offset"], state["log_end_offset"])
+            <= lso
+            <= state["log_end_offset"]
+        ):
+            self.fail(
+                "invariant",
+                f"last stable offset {lso} outside [log start offset "
+                f"{state['log_start_offset']}, LEO {state['log_end_offset']}]",
+                ["TXN-B-7"],
+                cause="the last stable offset outside the log",
+            )
+        bases = [s["base_offset"] for s in state["segments"]]
+        if bases != sorted(set(bases)):
+            self.fail(
+                "invariant",
+                f"segment base offsets {show(bases)} do not strictly increase",
+                ["MODEL-1"],
+                cause="segment base offsets that do not increase",
+            )
+        limit = self.config.get("segment_bytes")
+        if limit is not None and not self.damaged:
+            for s in state["segments"]:
+                if s["size_bytes"] > limit:
+                    self.fail(
+                        "invariant",
+                        f"segment {s['base_offset']} holds {s['size_bytes']} bytes, above segment_bytes {limit}",
+                        ["ROLL-21"],
+                        cause="a segment above segment_bytes",
+                    )
+
+    def _compare_response(
+        self, op: str, response: Response, reqs: list[str], any_code: bool = False
+    ) -> None:
+        """The response against the reference's to the same request: each field that
+        differs is tagged with the rule that defines it (check_rules.py), or with the
+        step's rules when no single rule does. ``any_code``: the rule leaves a refusal's
+        code open, so only refused-or-not is compared."""
+        index = len(self.responses) - 1
+        golden = self.golden.get("responses", [])
+        if index >= len(golden):
+            return
+        want, have = golden[index], self.responses[index]
+        if want["op"] != op:
+            return  # the scenario changed since the goldens were made
+        if want["ok"] != have["ok"] or (want.get("code") != have.get("code") and not any_code):
+            got = "success" if have["ok"] else have["code"]
+            wanted = "success" if want["ok"] else want["code"]
+            self.fail(
+                "golden_response", f"{got}, the reference gives {wanted}", reqs,
+                cause=f"{op}: {got}, the reference gives {wanted}",
+            )  # fmt: skip
+            return
+        if not want["ok"]:
+            return
+        for key, value in want["result"].items():
+            if key not in have["result"]:
+                continue  # optional fields of the result
+            if op == "append" and key == "first_offset" and value == -1:
+                continue
+            feature, feature_reqs = FEATURE_RESULTS.get(key, (None, []))
+            if feature is not None and feature not in self.features:
+                continue
+            mine = have["result"][key]
+            if key == "aborted_transactions":
+                mine, value = _aborted(mine), _aborted(value)  # in any order
+            if mine == value:
+                continue
+            if self.recompressed and _same_records_result(op, key, mine, value):
+                continue  # a rewritten compressed batch, compared as records (COMPACT-28)
+            if op == "read" and key == "data":
+                shown = bytes_difference(base64.b64decode(mine), base64.b64decode(value))
+                message = f"data differs from the reference's: {shown}"
+            else:
+                message = f"{key} is {show(mine)}, the reference gives {show(value)}"
+            rules = check_rules.response_field_rules(op, key) or sorted(
+                set(reqs) | set(feature_reqs)
+            )
+            self.fail(
+                "golden_response", message, rules,
+                cause=f"{op}: {key} differs from the reference's",
+            )  # fmt: skip
+
+
+def _same_records_result(op: str, key: str, mine, value) -> bool:
+    """A response field a recompressed batch may change (COMPACT-28): a byte counter, or a
+    read's data holding the same records."""
+    if key in same_records.SIZE_DERIVED.get(op, ()):
+        return True
+    if op == "read" and key == "data":
+        return same_records.same_records(base64.b64decode(mine), base64.b64decode(value))
+    return False
+
+
+def _aborted(value):
+    """aborted_transactions as sorted [producer_id, first_offset] pairs (READ-22 leaves the
+    order open); anything else as it is."""
+    if not isinstance(value, list):
+        return value
+    try:
+        return sorted([t["producer_id"], t["first_offset"]] for t in value)
+    except (TypeError, KeyError):
+        return value
+
+
+def _only_epochs_added(before: tuple[dict, dict | None], after: tuple[dict, dict | None]) -> bool:
+    """A refused append whose one change is leader epoch entries APPEND-27 allows."""
+    (files_before, state), (files_after, state_after) = before, after
+    changed = [
+        k for k in set(files_before) | set(files_after) if files_before.get(k) != files_after.get(k)
+    ]
+    if state is None or state != state_after or len(changed) != 1:
+        return False
+    (name,) = changed
+    if not name.endswith("leader-epoch-checkpoint") or name not in files_after:
+        return False
+    old = epoch_entries(files_before[name]) if files_before.get(name) else []  # CKPT-B-1
+    new = epoch_entries(files_after[name])
+    if old is None or new is None:
+        return False
+    return check_rules.epochs_a_refusal_may_add(old, new, state["log_end_offset"])
