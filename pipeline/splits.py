@@ -22,14 +22,20 @@ from dataclasses import dataclass
 
 from klogspec.walk import following_entry, offset_field
 from reference_impl.errors import KafkaLogError
-from reference_impl.formats.index_entries import iter_offset_index, until_stop
+from reference_impl.formats.index_entries import (
+    OFFSET_INDEX_ENTRY_SIZE,
+    iter_offset_index,
+    until_stop,
+)
 from reference_impl.records import read_batch
+from reference_impl.records.batch import LOG_OVERHEAD
 from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC
 
 from .layout import Segment, discover_segments
-from .storage import RandomAccess, read_all
+from .storage import RandomAccess
 
 DEFAULT_SPLIT_SIZE = 128 << 20
+INDEX_WINDOW = 1 << 20  # bytes of an .index read at a time (a multiple of the entry size)
 DEFAULT_OPEN_COST = 1 << 20  # Spark's openCostInBytes is 4 MiB; opening a local segment is cheaper
 
 
@@ -82,18 +88,34 @@ def split_points(segment: Segment, split_size: int) -> list[int]:
 
 def _index_entries(segment: Segment) -> list[tuple[int, int]]:
     """(position, offset) of the index's real entries, positions increasing (an entry that
-    goes back is skipped: it cannot be a later boundary)."""
+    goes back is skipped: it cannot be a later boundary). Read a window at a time and at
+    most one slot per byte range an entry can take in the segment, so a sparse or hostile
+    index of any size costs a window of memory (issue 20's bound)."""
     if segment.offset_index is None:
         return []
+    out: list[tuple[int, int]] = []
     try:
-        data = read_all(segment.offset_index)
+        slots = _offset_index_slots(segment.offset_index, segment.base_offset, segment.size)
+        for entry in until_stop(slots, segment.base_offset):
+            if entry.position >= segment.size:
+                break  # positions only grow among the entries kept: none later can split
+            if entry.position > 0 and (not out or entry.position > out[-1][0]):
+                out.append((entry.position, entry.offset))
     except OSError:
         return []
-    out: list[tuple[int, int]] = []
-    for entry in until_stop(iter_offset_index(data, segment.base_offset), segment.base_offset):
-        if 0 < entry.position < segment.size and (not out or entry.position > out[-1][0]):
-            out.append((entry.position, entry.offset))
     return out
+
+
+def _offset_index_slots(path: str, base_offset: int, log_size: int):
+    """The slots of an ``.index`` file, ``INDEX_WINDOW`` bytes at a time, no more than a
+    segment of ``log_size`` bytes can have real entries for (one per entry, each at least
+    ``LOG_OVERHEAD`` bytes long, FRAME-1)."""
+    with RandomAccess(path) as index:
+        size = min(index.size, OFFSET_INDEX_ENTRY_SIZE * (log_size // LOG_OVERHEAD + 1))
+        size -= size % OFFSET_INDEX_ENTRY_SIZE
+        for start in range(0, size, INDEX_WINDOW):
+            window = index.read(start, min(INDEX_WINDOW, size - start))
+            yield from iter_offset_index(window, base_offset)
 
 
 def _entry_starts_at(source: RandomAccess, position: int, size: int, offset: int) -> bool:
