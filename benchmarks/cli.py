@@ -22,6 +22,7 @@ from . import (
     bench_decode,
     bench_extract,
     bench_kafka,
+    bench_kafka_jvm,
     bench_memory,
     bench_recover,
     bench_scan,
@@ -41,7 +42,7 @@ from .workload import RecordShape, parse_size
 
 MODULES = [
     bench_verify, bench_corpus, bench_decode, bench_extract, bench_append, bench_recover,
-    bench_kafka, bench_conformance, bench_memory, bench_scan, bench_cluster,
+    bench_kafka, bench_kafka_jvm, bench_conformance, bench_memory, bench_scan, bench_cluster,
 ]  # fmt: skip
 DEFAULT_SIZE = "512MiB"
 DEFAULT_MEMORY_SIZE = "2GiB"

@@ -17,6 +17,7 @@ from pathlib import Path
 import cli_examples
 import click
 from decoded_examples import decoded_dumps_section
+from kafka_baselines import kafka_rows, kafka_section, misses_section
 from spec_pages import Requirement
 
 # --- CLI reference ------------------------------------------------------------------------------
@@ -486,6 +487,17 @@ def benchmarks_page(repo: Path) -> str:
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         + ".",
         "",
+    ]
+    kafka_chart_rows = kafka_rows(figures, _value, STATUS_COLORS, NEUTRAL)
+    kafka_chart = (
+        bar_chart_svg(kafka_chart_rows, "ours / Kafka warm", "1: as fast as Kafka")
+        if kafka_chart_rows
+        else ""
+    )
+    out += kafka_section(figures, _value, _cell, kafka_chart)
+    out += [
+        "## Every figure",
+        "",
         '<div class="klog-scroll" markdown="1">',
         "",
         "| Figure | What | Path | Ours | Baseline | Ratio | Target | Status |",
@@ -553,6 +565,7 @@ def benchmarks_page(repo: Path) -> str:
             f'<div class="klog-diagram" markdown="0">{bar_chart_svg(own_rows, "ours / limit", "1: the limit")}</div>',
             "",
         ]
+    out += misses_section(repo)
     out += ["## What each figure measures", ""]
     for f in figures:
         if f.get("path", "compiled") != "compiled":
