@@ -35,7 +35,7 @@ def quick_run(tmp_path_factory):
     result = subprocess.run(
         [sys.executable, str(RUN), "--quick", "--path", PATH, "--out", str(out), "--tmp",
          str(scratch)],
-        capture_output=True, text=True, timeout=300,
+        capture_output=True, text=True, timeout=900,  # a loaded 2-core machine: 5 min
     )  # fmt: skip
     return names, result, out, scratch
 

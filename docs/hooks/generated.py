@@ -17,7 +17,7 @@ from pathlib import Path
 import cli_examples
 import click
 from decoded_examples import decoded_dumps_section
-from kafka_baselines import kafka_rows, kafka_section, misses_section
+from kafka_baselines import kafka_first, kafka_rows, kafka_section, misses_section
 from spec_pages import Requirement
 
 # --- CLI reference ------------------------------------------------------------------------------
@@ -468,7 +468,7 @@ def benchmarks_page(repo: Path) -> str:
     ]
     run, figures = load_figures(results) if results.is_dir() else ({}, [])
     # Apache Kafka's own code first: the comparison users care about (issue 25)
-    figures.sort(key=lambda f: "kafka" not in f["name"])
+    figures.sort(key=kafka_first)
     if not figures:
         out += [
             '!!! note "Not yet measured"',
