@@ -37,6 +37,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import sys
 import time
@@ -205,16 +206,20 @@ def fetch_loop(log: Log, max_bytes: int = FETCH_BYTES) -> int:
     return total
 
 
+_OFFSET_AND_LENGTH = struct.Struct(">qi")  # a v2 batch's baseOffset and batchLength
+_LAST_OFFSET_DELTA = struct.Struct(">i")  # at byte 23
+
+
 def next_offset(data: bytes) -> int:
-    """The offset after the last whole v2 batch of a fetch (base offset + last offset delta + 1)."""
-    position, found = 0, -1
-    while position + 27 <= len(data):
-        size = int.from_bytes(data[position + 8 : position + 12], "big") + 12
-        if position + size > len(data):
+    """The offset after the last whole v2 batch of a fetch (base offset + last offset delta + 1),
+    as a consumer finds its next fetch offset; Kafka's side walks its buffer the same way."""
+    position, found, size = 0, -1, len(data)
+    while position + 27 <= size:
+        base, length = _OFFSET_AND_LENGTH.unpack_from(data, position)
+        if position + length + 12 > size:
             break
-        base = int.from_bytes(data[position : position + 8], "big")
-        found = base + int.from_bytes(data[position + 23 : position + 27], "big") + 1
-        position += size
+        found = base + _LAST_OFFSET_DELTA.unpack_from(data, position + 23)[0] + 1
+        position += length + 12
     if found < 0:
         raise RuntimeError("a fetch returned no whole batch")
     return found

@@ -173,3 +173,17 @@ def test_the_cluster_figures_run_when_asked(tmp_path):
         assert data["status"] == "INFO" and data["note"].startswith("the tree is 16 MiB"), name
         assert set(data["details"]["wall_seconds"]) == {"local[1]", "cluster"}
         assert data["details"]["master"].startswith("spark://127.0.0.1:")
+
+
+def test_a_partial_run_keeps_the_report_order(tmp_path):
+    """latest.json lists every figure file in the report's order, whichever ran last (the
+    docs page and the README table follow it)."""
+    from benchmarks.harness import Figure, write_results
+
+    def figure(name: str) -> Figure:
+        return Figure(name, name, "MiB/s", 1.0, "", 1.0, "", None, status="INFO")
+
+    write_results([figure("a"), figure("b"), figure("c")], {}, tmp_path, ["a", "b", "c"])
+    write_results([figure("c")], {}, tmp_path, ["a", "b", "c"])  # --only c
+    latest = json.loads((tmp_path / "latest.json").read_text())
+    assert [f["name"] for f in latest["figures"]] == ["a", "b", "c"]
