@@ -1,4 +1,4 @@
-"""Figure 10: the Kafka baselines (issue 25): Apache Kafka 4.4.0's own JVM code on the same
+"""Figure 11: the Kafka baselines (issue 25): Apache Kafka 4.4.0's own JVM code on the same
 files, in the same run, warm.
 
 Kafka's side is ``benchmarks/kafka_bench/`` (``KafkaBench.java``), a Maven module of ours built
@@ -108,6 +108,7 @@ class KafkaJvm:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
+        self.process.stdout.close()
 
 
 def compare(ctx: Context, jvm: KafkaJvm, words: tuple, ours, setup, kafka_setup=None) -> dict:
