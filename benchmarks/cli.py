@@ -22,6 +22,7 @@ from . import (
     bench_decode,
     bench_extract,
     bench_kafka,
+    bench_kafka_jvm,
     bench_memory,
     bench_recover,
     bench_scan,
@@ -41,7 +42,7 @@ from .workload import RecordShape, parse_size
 
 MODULES = [
     bench_verify, bench_corpus, bench_decode, bench_extract, bench_append, bench_recover,
-    bench_kafka, bench_conformance, bench_memory, bench_scan, bench_cluster,
+    bench_kafka, bench_kafka_jvm, bench_conformance, bench_memory, bench_scan, bench_cluster,
 ]  # fmt: skip
 DEFAULT_SIZE = "512MiB"
 DEFAULT_MEMORY_SIZE = "2GiB"
@@ -100,6 +101,7 @@ def main(argv: list[str] | None = None) -> int:
         profile=args.profile, only=tuple(args.only),
     )  # fmt: skip
     entries = [entry for module in MODULES for entry in module.figures(ctx)]
+    report_order = [name for names, _ in entries for name in names]
     if args.exact:  # a child measuring the pure-Python path of given figures
         entries = [(names, thunk) for names, thunk in entries if set(names) & set(args.exact)]
     if args.only:
@@ -122,7 +124,7 @@ def main(argv: list[str] | None = None) -> int:
                 figures += _measure_pure(names, argv if argv is not None else sys.argv[1:], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
-    write_results(figures, run_info(ctx), args.out)
+    write_results(figures, run_info(ctx), args.out, report_order)
     counts = {
         status: sum(f.status == status for f in figures)
         for status in ("PASS", "MISS", "INFO", "SKIP", "ERROR")

@@ -242,9 +242,10 @@ def _total_memory() -> int | None:
         return None
 
 
-def write_results(figures: list[Figure], run: dict, out: Path) -> None:
+def write_results(figures: list[Figure], run: dict, out: Path, order: list[str] = ()) -> None:
     """``<name>.json`` per figure, then ``latest.json``: every figure file in ``out`` (this
-    run's and earlier runs' of figures not measured now), each with its own ``run``."""
+    run's and earlier runs' of figures not measured now), each with its own ``run``, in the
+    report's ``order`` (every figure name), so that a partial run keeps it."""
     out.mkdir(parents=True, exist_ok=True)
     for figure in figures:
         data = {"schema": SCHEMA_VERSION, **figure.to_json(), "run": run}
@@ -256,8 +257,10 @@ def write_results(figures: list[Figure], run: dict, out: Path) -> None:
         data = json.loads(path.read_text())
         if data.get("schema") == SCHEMA_VERSION:
             collected.append(data)
-    order = {figure.name: i for i, figure in enumerate(figures)}
-    collected.sort(key=lambda data: (order.get(data["name"], len(order)), data["name"],
+    positions: dict[str, int] = {}
+    for name in [*order, *(f.name for f in figures)]:
+        positions.setdefault(name, len(positions))
+    collected.sort(key=lambda data: (positions.get(data["name"], len(positions)), data["name"],
                                      data.get("path", "compiled") != "compiled"))  # fmt: skip
     _write_json(out / "latest.json", {"schema": SCHEMA_VERSION, "run": run, "figures": collected})
 

@@ -296,6 +296,45 @@ def test_benchmarks_page_from_results(tmp_path):
     assert "Not yet measured" in empty
 
 
+def test_benchmarks_page_shows_the_kafka_baselines_first(tmp_path):
+    """Issue 25: the Kafka figures come first, warm beside JIT-cold, with their own chart
+    drawn from the same data (each figure's label and ratio, its target tick), and the
+    misses' analysis comes from benchmarks/README.md."""
+    import json
+
+    generated = _generated()
+    results = tmp_path / "benchmarks" / "results"
+    results.mkdir(parents=True)
+    run = {"timestamp": "2026-01-01T00:00:00+00:00", "commit": "0123456789abcdef", "cpus": 2}
+    target = {"on": "ratio", "op": ">=", "value": 1.0, "text": "ratio >= 1"}
+    kafka = {"name": "kafka-recover", "title": "Recovery against Kafka's LogLoader",
+             "unit": "MiB/s", "ours": 9000.0, "baseline": 3000.0, "ratio": 3.0,
+             "target": target, "status": "PASS", "path": "compiled", "run": run,
+             "details": {"kafka_cold_mib_s": 450.0, "cold_ratio": 20.0}}  # fmt: skip
+    pure = {**kafka, "path": "pure", "ours": 1500.0, "ratio": 0.5, "status": "MISS",
+            "details": {"kafka_cold_mib_s": 420.0, "cold_ratio": 3.57}}  # fmt: skip
+    other = {"name": "append", "title": "Append", "unit": "MiB/s", "ours": 600.0,
+             "baseline": 2000.0, "ratio": 0.3, "status": "MISS", "run": run,
+             "target": {**target, "value": 0.5, "text": "ratio >= 0.5"}}  # fmt: skip
+    latest = {"schema": 1, "run": run, "figures": [other, kafka, pure]}
+    (results / "latest.json").write_text(json.dumps(latest))
+    (tmp_path / "benchmarks" / "README.md").write_text(
+        "# B\n\n## What bounds the misses\n\n* **`append`**: the [log](#x)'s calls.\n\n## Next\n"
+    )
+    page = generated.benchmarks_page(tmp_path)
+    assert page.index("## Against Apache Kafka") < page.index("## Every figure")
+    assert page.index("[`kafka-recover`]") < page.index("[`append`]")
+    row = next(line for line in page.splitlines() if line.startswith("| [`kafka-recover`]"))
+    assert "3,000\u00a0MiB/s" in row and "450\u00a0MiB/s" in row and "| 20.00 |" in row
+    chart = page.split("## Against Apache Kafka", 1)[1].split("## Every figure", 1)[0]
+    texts = re.findall(r"<text[^>]*>([^<]*)</text>", chart)
+    assert {"kafka-recover", "kafka-recover (pure)", "3.00", "0.50"} <= set(texts)
+    assert "append" not in texts and "1: as fast as Kafka" in texts
+    assert chart.count('stroke="#d62828" stroke-width="2"/>') == 3  # legend + 2 target ticks
+    misses = page.split("## What bounds the misses", 1)[1]
+    assert "* **`append`**: the log's calls." in misses and "## Next" not in page
+
+
 def test_link_rewriting():
     _, spec_pages = _hooks()
     files = {"spec/behaviour/roll.md", "quickstart.md", "requirements.md", "index.md"}

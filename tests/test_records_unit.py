@@ -1095,6 +1095,28 @@ def test_lz4_uncompressed_block():
     expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4, frame)  # no end mark
 
 
+def lz4_frame_of_one_block(content: bytes, block_size_id: int) -> bytes:
+    """A Kafka-style frame (no checksums, no content size) of one compressed block, with the
+    maximum block size of BD ``block_size_id`` (4: 64 KiB ... 7: 4 MiB)."""
+    block = bytes(cramjam.lz4.compress_block(content, store_size=False))
+    descriptor = bytes([0x60, block_size_id << 4])
+    hc = (xxhash.xxh32_intdigest(descriptor, seed=0) >> 8) & 0xFF
+    return (struct.pack("<I", 0x184D2204) + descriptor + bytes([hc])
+            + struct.pack("<I", len(block)) + block + b"\x00\x00\x00\x00")  # fmt: skip
+
+
+@pytest.mark.req("COMP-13")
+def test_lz4_block_larger_than_its_frame_declares_is_corrupt():
+    """A block inflating past its frame's maximum block size is corrupt, also after a frame
+    with 4 MiB blocks has grown the thread's block buffer (which the decoder keeps)."""
+    content = bytes(range(200)) * 500  # 100,000 bytes: more than 64 KiB
+    assert decompress(Compression.LZ4, lz4_frame_of_one_block(content, 7)) == content
+    expect(Category.CORRUPT_COMPRESSED_DATA, decompress, Compression.LZ4,
+           lz4_frame_of_one_block(content, 4))  # fmt: skip
+    small = b"kafka " * 1000
+    assert decompress(Compression.LZ4, lz4_frame_of_one_block(small, 4)) == small
+
+
 @pytest.mark.req("COMP-9")
 def test_xerial_snappy_header():
     frame = xerial_snappy_frame(PAYLOAD)

@@ -17,6 +17,7 @@ from pathlib import Path
 import cli_examples
 import click
 from decoded_examples import decoded_dumps_section
+from kafka_baselines import kafka_first, kafka_rows, kafka_section, misses_section
 from spec_pages import Requirement
 
 # --- CLI reference ------------------------------------------------------------------------------
@@ -467,7 +468,7 @@ def benchmarks_page(repo: Path) -> str:
     ]
     run, figures = load_figures(results) if results.is_dir() else ({}, [])
     # Apache Kafka's own code first: the comparison users care about (issue 25)
-    figures.sort(key=lambda f: "kafka" not in f["name"])
+    figures.sort(key=kafka_first)
     if not figures:
         out += [
             '!!! note "Not yet measured"',
@@ -485,6 +486,17 @@ def benchmarks_page(repo: Path) -> str:
         f"**Latest run**: {_run_text(run)}. "
         + ", ".join(f"{n} {status}" for status, n in sorted(counts.items()))
         + ".",
+        "",
+    ]
+    kafka_chart_rows = kafka_rows(figures, _value, STATUS_COLORS, NEUTRAL)
+    kafka_chart = (
+        bar_chart_svg(kafka_chart_rows, "ours / Kafka warm", "1: as fast as Kafka")
+        if kafka_chart_rows
+        else ""
+    )
+    out += kafka_section(figures, _value, _cell, kafka_chart)
+    out += [
+        "## Every figure",
         "",
         '<div class="klog-scroll" markdown="1">',
         "",
@@ -553,6 +565,7 @@ def benchmarks_page(repo: Path) -> str:
             f'<div class="klog-diagram" markdown="0">{bar_chart_svg(own_rows, "ours / limit", "1: the limit")}</div>',
             "",
         ]
+    out += misses_section(repo)
     out += ["## What each figure measures", ""]
     for f in figures:
         if f.get("path", "compiled") != "compiled":

@@ -21,6 +21,10 @@ from importlib import resources
 
 import yaml
 
+# libyaml's safe loader when PyYAML has it (the same data, 7x faster): the tables load at
+# import, so every command's start-up pays for them (``klogspec dump``: 0.1 s of CPU)
+_SAFE_LOADER = getattr(yaml, "CSafeLoader", yaml.SafeLoader)
+
 
 @dataclass(frozen=True)
 class Versions:
@@ -108,7 +112,7 @@ def _field(raw: dict) -> Field:
 def load_table(name: str) -> Table:
     """The table ``tables/<name>.yaml``, parsed once."""
     text = resources.files(__package__).joinpath("tables", f"{name}.yaml").read_text("utf-8")
-    raw = yaml.safe_load(text)
+    raw = yaml.load(text, Loader=_SAFE_LOADER)
     messages = {
         mname: Message(
             name=mname,

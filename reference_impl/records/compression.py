@@ -246,12 +246,26 @@ def _parse_lz4_header(data: bytes, magic: int) -> tuple[int, int, int]:
     return flg, 1 << (2 * block_size_id + 8), pos + 1
 
 
+_lz4_per_thread = threading.local()
+
+
+def _lz4_block_buffer(size: int) -> bytearray:
+    """This thread's buffer for one decompressed lz4 block, at least ``size`` bytes (at most
+    4 MiB, the largest block size a frame may declare): a fresh 64 KiB ``bytearray`` per batch
+    was 0.5 us of the 7.5 a 16 KiB batch took. Each block is copied out of it before the next."""
+    buffer = getattr(_lz4_per_thread, "buffer", None)
+    if buffer is None or len(buffer) < size:
+        buffer = _lz4_per_thread.buffer = bytearray(size)
+    return buffer
+
+
 def _unlz4(data: bytes, limit: int, magic: int) -> bytes:
     """lz4: COMP-13, an optional content size, then blocks up to the end mark, stored or
     compressed by their size's bit 31."""
     sink = _Sink("lz4", limit)
     flg, max_block, pos = _parse_lz4_header(data, magic)
-    scratch = bytearray(max_block)
+    # exactly max_block: cramjam bounds a block's output by the buffer it is given
+    scratch = memoryview(_lz4_block_buffer(max_block))[:max_block]
     while True:
         if pos + 4 > len(data):
             raise _corrupt("lz4", "stream ends before the end mark")
@@ -278,7 +292,7 @@ def _unlz4(data: bytes, limit: int, magic: int) -> bytes:
             n = cramjam.lz4.decompress_block_into(block, scratch, output_len=max_block)
         except cramjam.DecompressionError as exc:
             raise _corrupt("lz4", str(exc)) from None
-        sink.add(memoryview(scratch)[:n])
+        sink.add(scratch[:n])
 
 
 def kafka_lz4_frame(data: bytes, magic: int = 2) -> bytes:
