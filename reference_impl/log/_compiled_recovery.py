@@ -124,7 +124,7 @@ def _append_entries(index, packed: bytearray) -> None:
 
 
 def _replay(psm, replayed: dict) -> None:
-    """``replay_data_batch`` of each batch, for its producer's last five batches only (the
+    """``update_producer_state`` of each batch, for its producer's last five batches only (the
     kernel keeps no more): an entry keeps ``NUM_BATCHES_TO_RETAIN`` (5) batches, forgets them
     all on a new epoch, and takes its epoch and timestamp from the last one, so the
     earlier batches leave no trace (tests/test_speedups.py compares with the readable

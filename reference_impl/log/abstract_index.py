@@ -172,15 +172,14 @@ class AbstractIndex:
         return 0 <= offset - self.base_offset <= INT32_MAX
 
     def relative_offset(self, offset: int) -> int:
-        relative = offset - self.base_offset
-        if not 0 <= relative <= INT32_MAX:  # can_append_offset, inlined (called per append)
+        if not self.can_append_offset(offset):
             raise KafkaLogError(
                 Category.OFFSET_OVERFLOW,
                 f"integer overflow for offset {offset} (base offset {self.base_offset})",
                 file=str(self.file),
                 offset=offset,
             )
-        return relative
+        return offset - self.base_offset
 
     # --- changing the entries ---
     def _append_entry(self, *fields: int) -> None:

@@ -170,7 +170,7 @@ class SegmentRecovery:
     def update_producer_state(self, psm: ProducerStateManager, batch) -> None:
         """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
         transactions it completes (LogSegment.updateProducerState)."""
-        if has_producer_id(batch) and not psm.replay_data_batch(batch):
+        if has_producer_id(batch):
             info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
             completed = info.append(batch)
             psm.update(info)
