@@ -24,7 +24,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from reference_impl import _speedups
+from reference_impl import kernels
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
     Compression,
@@ -84,7 +84,7 @@ def batches(draw) -> bytes:
 
 
 compiled_only = pytest.mark.skipif(
-    _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
+    not kernels.compiled, reason=f"no compiled kernels: {kernels.why_pure}"
 )
 
 
@@ -98,12 +98,11 @@ def _refuse(*_):
 
 def _compiled_alone(batch: RecordBatch, buf: bytes, start: int) -> list:
     """The compiled decoder alone on a whole batch: its hand-over raises ``_HandedOver``."""
-    kernels = _speedups.kernels
-    kernels.bind_records(Record, Header, _refuse, _refuse)
+    kernels.records.bind_records(Record, Header, _refuse, _refuse)
     try:
-        return kernels.decode_records(batch, buf, start)
+        return kernels.records.decode_records(batch, buf, start)
     finally:
-        kernels.bind_records(Record, Header, decode_records, decode_record_chunk)
+        kernels.records.bind_records(Record, Header, decode_records, decode_record_chunk)
 
 
 def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):

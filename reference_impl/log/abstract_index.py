@@ -185,10 +185,15 @@ class AbstractIndex:
     def _append_entry(self, *fields: int) -> None:
         """Write an entry of these fields in the next slot; callers have checked fullness,
         order and the relative offset's range."""
-        data = self.ENTRY.pack(*fields)
+        self.append_packed(self.ENTRY.pack(*fields))
+
+    def append_packed(self, entries: bytes) -> None:
+        """Write whole entries, already packed in ``ENTRY``'s layout, after the last one,
+        in one write: the compiled recovery and append (reference_impl/kernels) pack them
+        with the checks of ``append`` made (fullness, order, the relative offset)."""
         slots = self._slots()
-        os.pwrite(self._handle.fileno(), data, len(slots))
-        slots += data
+        os.pwrite(self._handle.fileno(), entries, len(slots))
+        slots += entries
 
     def _truncate_to_entries(self, entries: int) -> None:
         """Keep the first ``entries`` entries; the bytes after them stay as they are."""

@@ -27,7 +27,7 @@ The records of a v2 batch (record-batch-v2.md Table 2), each integer a zigzag va
 
 from __future__ import annotations
 
-from .. import _speedups
+from .. import kernels
 from ..errors import Category, CorruptRecordError
 from .record import Header, Record, TimestampType, increment_sequence
 from .varint import decode_varint, decode_varlong
@@ -131,11 +131,11 @@ def _read_headers(buf: bytes, p: int, end: int, count: int) -> tuple[tuple[Heade
 
 # --- the decoder RecordBatch runs --------------------------------------------------------
 # The readable decoder above is the reference, and it runs whenever the kernels are off
-# (KLOGSPEC_PURE_PYTHON=1, or not built). Otherwise the compiled decoder runs (records.pyx
-# of reference_impl/_speedups): it decodes the well-formed records and hands every other
+# (KLOGSPEC_PURE_PYTHON=1, or not built). Otherwise the compiled decoder runs (_records.pyx
+# of reference_impl/kernels): it decodes the well-formed records and hands every other
 # batch (or chunk) back to the readable decoder, so every error is the readable one's.
 records_of, record_chunk_of = decode_records, decode_record_chunk
-if _speedups.kernels is not None:
-    _speedups.kernels.bind_records(Record, Header, decode_records, decode_record_chunk)
-    records_of = _speedups.kernels.decode_records
-    record_chunk_of = _speedups.kernels.decode_record_chunk
+if kernels.records is not None:
+    kernels.records.bind_records(Record, Header, decode_records, decode_record_chunk)
+    records_of = kernels.records.decode_records
+    record_chunk_of = kernels.records.decode_record_chunk
