@@ -30,7 +30,7 @@ import shutil
 import time
 from pathlib import Path
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 from .bench_scan import Child, OtherLoad, unavailable, write_tree
 from .harness import Context, Figure, Target
@@ -95,8 +95,8 @@ def measure_all(ctx: Context) -> list[Figure]:
 def _measure(ctx: Context, root: Path, figures: dict[str, Figure]) -> None:
     from pipeline.standalone import StandaloneCluster
 
-    pure = os.environ.get(_speedups.PURE_PYTHON_VARIABLE)  # the executors take our path
-    env = {_speedups.PURE_PYTHON_VARIABLE: pure} if pure else {}
+    pure = os.environ.get(kernels.PURE_PYTHON_VARIABLE)  # the executors take our path
+    env = {kernels.PURE_PYTHON_VARIABLE: pure} if pure else {}
     logs = root / "stderr"
     logs.mkdir()
     with StandaloneCluster(root / "cluster", env=env) as cluster:

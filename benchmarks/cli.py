@@ -12,7 +12,7 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 from . import (
     bench_append,
@@ -116,11 +116,11 @@ def main(argv: list[str] | None = None) -> int:
     figures: list[Figure] = []
     try:
         for names, thunk in entries:
-            if _speedups.path() in paths:
+            if kernels.path() in paths:
                 for figure in _measure(names, thunk):
                     figures.append(figure.judge())
                     flush_print(figure.line())
-            if "pure" in paths and _speedups.path() != "pure":
+            if "pure" in paths and kernels.path() != "pure":
                 figures += _measure_pure(names, argv if argv is not None else sys.argv[1:], tmp)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
@@ -140,9 +140,9 @@ def main(argv: list[str] | None = None) -> int:
 def _paths(choice: str) -> tuple[str, ...]:
     """The paths to measure: a compiled one only where the kernels are built."""
     wanted = ("compiled", "pure") if choice == "both" else (choice,)
-    if _speedups.path() == "pure":
+    if kernels.path() == "pure":
         if "compiled" in wanted:
-            flush_print(f"compiled path not measured: {_speedups.why_pure}")
+            flush_print(f"compiled path not measured: {kernels.why_pure}")
         return ("pure",)
     return wanted
 
@@ -154,7 +154,7 @@ def _measure_pure(names: list[str], argv: list[str], tmp: Path) -> list[Figure]:
     options = _without_values(argv, ("--out", "--path", "--only", "--exact"))
     child = [sys.executable, str(Path(__file__).parent / "run"), *options, "--path", "pure",
              "--out", str(out), *(f"--exact={name}" for name in names)]  # fmt: skip
-    env = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
+    env = {**os.environ, kernels.PURE_PYTHON_VARIABLE: "1"}
     subprocess.run(child, env=env, stdout=sys.stdout, stderr=sys.stderr, check=False)
     figures = []
     for name in names:

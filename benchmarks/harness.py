@@ -23,7 +23,7 @@ from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 from .workload import MiB, RecordShape, format_size
 
@@ -71,7 +71,7 @@ class Figure:
     note: str = ""
     details: dict = field(default_factory=dict)
     # which code measured "ours": the compiled kernels or the readable pure-Python path
-    path: str = field(default_factory=_speedups.path)
+    path: str = field(default_factory=kernels.path)
 
     @property
     def key(self) -> str:

@@ -1,5 +1,5 @@
 """The record level of the reader (reader.py) on the compiled kernels: records decoded
-straight into Arrow column buffers (``kernels.RecordColumns``), no Python object per
+straight into Arrow column buffers (``kernels.columns.RecordColumns``), no Python object per
 record, for ``klogspec extract`` and the ``kafka-segments`` data source.
 
 ``ColumnarChunkBuilder`` is ``ChunkBuilder`` (chunks.py) with its record rows kept in those
@@ -15,7 +15,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from reference_impl._speedups import kernels
+from reference_impl import kernels
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import Compression, ControlRecordType, decompress
 from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
@@ -32,7 +32,7 @@ NULL_ROW = -2  # a batch-level row (an error row): every record column null
 class ColumnarChunkBuilder(ChunkBuilder):
     def _reset(self) -> None:
         super()._reset()
-        self.columns = kernels.RecordColumns()
+        self.columns = kernels.columns.RecordColumns()
 
     def _append(self, batch_values: tuple, record_rows: list[tuple] | None) -> None:
         batch_row = len(self.batch_rows)
@@ -105,7 +105,7 @@ class ColumnarChunkBuilder(ChunkBuilder):
 
 def _numbers(buffer: bytearray, type_, valid):
     rows = len(buffer) * 8 // type_.bit_width
-    array = pa.Array.from_buffers(type_, rows, [None, kernels.arrow_buffer(pa, buffer)])
+    array = pa.Array.from_buffers(type_, rows, [None, kernels.columns.arrow_buffer(pa, buffer)])
     return array if valid is None else pc.if_else(valid, array, pa.scalar(None, type_))
 
 
@@ -116,7 +116,7 @@ def _headers(columns, valid):
     offsets = pa.Array.from_buffers(
         pa.int32(),
         len(columns.header_offsets) // 4,
-        [None, kernels.arrow_buffer(pa, columns.header_offsets)],
+        [None, kernels.columns.arrow_buffer(pa, columns.header_offsets)],
     )
     headers = pa.ListArray.from_arrays(offsets, entries)
     return headers if valid is None else pc.if_else(valid, headers, pa.scalar(None, headers.type))

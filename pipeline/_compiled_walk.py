@@ -1,5 +1,5 @@
 """reader.py's walk of a range at the record level with the compiled batch walk
-(``extract_clean_batches`` of reference_impl/_speedups, the compiled extension), as
+(``extract_clean_batches`` of reference_impl/kernels, the compiled ``columns`` kernel), as
 klogspec/verify/_compiled_walk.py does for verify.
 
 ``read_range`` takes the entries of ``walk_range`` one by one: it checks each header
@@ -17,7 +17,7 @@ flushes it when full, as after any entry (the kernel stops at the batch that fil
 
 from __future__ import annotations
 
-from reference_impl._speedups import kernels
+from reference_impl import kernels
 from reference_impl.records import Compression
 from reference_impl.records.record import TimestampType
 from reference_impl.records.stream import HEADER_SIZE_UP_TO_MAGIC
@@ -63,16 +63,16 @@ def _clean_batches(source, size, position, end, chunks, base_offset):
     while position < min(end, size - HEADER_SIZE_UP_TO_MAGIC):
         window, at = source.view(position, HEADER_SIZE_UP_TO_MAGIC)
         rows = chunks.rows
-        position, reason, chunks.rows, chunks.bytes = kernels.extract_clean_batches(
+        position, reason, chunks.rows, chunks.bytes = kernels.columns.extract_clean_batches(
             window, at, position, size, end, base_offset, chunks.columns, chunks.batch_rows,
             chunks.padding, _LABELS, chunks.rows, chunks.max_rows, chunks.bytes, chunks.max_bytes,
         )  # fmt: skip
         added = added or chunks.rows != rows
-        if reason == kernels.FULL:
+        if reason == kernels.columns.FULL:
             yield CLEAN  # read_range flushes the chunk; a fresh one is taken from here
             added = False
             continue
-        if reason != kernels.REFILL or refilled_at == position:
+        if reason != kernels.columns.REFILL or refilled_at == position:
             break  # an entry for the readable walk (or larger than the window)
         source.view(position, WINDOW)  # a window from the entry on
         refilled_at = position

@@ -28,7 +28,7 @@ from collections.abc import Iterator
 
 from klogspec.verify import rule_for_error
 from klogspec.walk import following_entry, header_problem
-from reference_impl import _speedups
+from reference_impl import kernels
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
     Batch,
@@ -300,7 +300,7 @@ def _batch_rows(batch: Batch, chunks: ChunkBuilder) -> None:
 # and the compiled walk of a range's clean batches into them: _compiled_walk.py.
 _RecordChunks, _records_of = ChunkBuilder, _record_rows
 _compiled_entries, _CLEAN = None, object()
-if _speedups.kernels is not None:
+if kernels.columns is not None:
     from . import _compiled_walk
     from ._columnar import ColumnarChunkBuilder as _RecordChunks
     from ._columnar import record_rows as _compiled_record_rows

@@ -2,7 +2,7 @@
 # Install everything the project needs, from the project's own files. Idempotent.
 #   Debian: node/npm (Kaitai compiler), a Java 17+ JDK (Spark; javac for the Kafka modules of
 #           conformance/, built against Kafka's release jars) and Maven, Chromium (docs check),
-#           a C compiler and the Python headers (the compiled kernels, reference_impl/_speedups)
+#           a C compiler and the Python headers (the compiled kernels, reference_impl/kernels)
 #   PyPI:   the project with its dev, spark and docs extras
 #   npm:    kaitai-struct-compiler and js-yaml (kaitai/package-lock.json)
 #   the Kafka testee's Debian jars, when it is present (its own setup.sh)
@@ -60,4 +60,4 @@ if [ -f kaitai/package-lock.json ]; then
 fi
 
 # Which path the project runs: "compiled", or "pure" with the warning that says why.
-"$PYTHON" -c 'from reference_impl import _speedups; print("setup: kernels:", _speedups.path())' >&2
+"$PYTHON" -c 'from reference_impl import kernels; print("setup: kernels:", kernels.path())' >&2

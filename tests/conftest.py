@@ -47,10 +47,10 @@ def pytest_configure(config: pytest.Config) -> None:
     """Without the compiled kernels (no C compiler at install) this process has warned once;
     the commands the tests start then take the pure path by choice, so that their stderr, which
     tests read, holds no repeat of that warning."""
-    from reference_impl import _speedups
+    from reference_impl import kernels
 
-    if _speedups.kernels is None:
-        os.environ.setdefault(_speedups.PURE_PYTHON_VARIABLE, "1")
+    if not kernels.compiled:
+        os.environ.setdefault(kernels.PURE_PYTHON_VARIABLE, "1")
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:

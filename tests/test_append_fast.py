@@ -34,7 +34,6 @@ from test_speedups import (
     pytestmark,  # noqa: F401 (its skip: without the kernels, one path)
 )
 
-from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.log import _compiled_append
 from reference_impl.log import append as append_module
@@ -47,7 +46,6 @@ from reference_impl.log.log_validator import (
     iter_memory_batches,
 )
 from reference_impl.log.offset_index import OffsetIndex
-from reference_impl.log.time_index import TimeIndex
 from reference_impl.log.unified_log import Log
 from reference_impl.records import (
     Compression,
@@ -340,45 +338,15 @@ def test_a_producers_stream_takes_the_compiled_path(tmp_path, monkeypatch):
     assert [info is not None for info in taken] == [False] + [True] * 5
 
 
-STEPS = st.sampled_from([-1, 0, 0, 1, 1, 7, 2**31, -(2**31)])
-
-
-@pytest.mark.req("INDEX-7", "INDEX-10", "INDEX-13")
-@CASES
-@given(
-    offsets=st.lists(st.integers(0, 40), max_size=4, unique=True).map(sorted),
-    timestamps=st.lists(st.integers(-1, 40), max_size=4, unique=True).map(sorted),
-    steps=st.tuples(STEPS, STEPS, STEPS),
-    max_entries=st.integers(1, 6),
-)
-def test_index_entries_are_the_readable_indexes_entries_or_none(
-    tmp_path_factory, offsets, timestamps, steps, max_entries
-):
-    """``append_index_entries`` gives the bytes OffsetIndex.append and TimeIndex.maybe_append
-    write, or None where either refuses (offsets and timestamps just below, at and above
-    the last entries')."""
-    folder = tmp_path_factory.mktemp("index")
-    offset_index = OffsetIndex(folder / "0.index", 0, 8 * max_entries)
-    time_index = TimeIndex(folder / "0.timeindex", 0, 12 * (max_entries + 1))
-    for offset in offsets[: max_entries - 1]:
-        offset_index.append(offset, offset)
-    for ts in timestamps[: max_entries - 1]:
-        time_index.maybe_append(ts, ts)
-    last_offset = offset_index.last_offset + steps[0]
-    last_time = time_index.last_entry()
-    timestamp, timestamp_offset = last_time.timestamp + steps[1], last_time.offset + steps[2]
-    compiled = _speedups.kernels.append_index_entries(
-        offset_index._slots(), offset_index.max_entries, time_index._slots(),
-        time_index.max_entries, 0, last_offset, 100, timestamp, timestamp_offset,
-    )  # fmt: skip
-    before = bytes(offset_index._slots()), bytes(time_index._slots())
-    try:
-        offset_index.append(last_offset, 100)
-        time_index.maybe_append(timestamp, timestamp_offset)
-    except KafkaLogError:
-        assert compiled is None
-        return
-    assert compiled is not None  # every entry the readable methods take, the kernel packs
-    offset_entry, time_entry = compiled
-    assert bytes(offset_index._slots()) == before[0] + offset_entry
-    assert bytes(time_index._slots()) == before[1] + (time_entry or b"")
+@pytest.mark.req("INDEX-7")
+def test_packed_entries_are_written_as_the_indexes_own(tmp_path):
+    """``AbstractIndex.append_packed`` (the compiled recovery's one write for many entries)
+    leaves the file and the entries ``append`` leaves."""
+    readable = OffsetIndex(tmp_path / "0.index", 0, 80)
+    packed = OffsetIndex(tmp_path / "1.index", 0, 80)
+    for offset in (3, 9, 40):
+        readable.append(offset, offset * 100)
+    packed.append_packed(b"".join(readable.ENTRY.pack(o, o * 100) for o in (3, 9, 40)))
+    assert packed.entries == readable.entries == 3
+    assert packed.read_file() == readable.read_file()
+    assert packed.lookup(10) == readable.lookup(10)

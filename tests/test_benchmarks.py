@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 REPO = Path(__file__).resolve().parent.parent
-PATH = _speedups.path()  # the quick run measures this install's path only
+PATH = kernels.path()  # the quick run measures this install's path only
 SUFFIX = "" if PATH == "compiled" else ".pure"
 RUN = REPO / "benchmarks" / "run"
 STATUSES = {"PASS", "MISS", "INFO", "SKIP", "ERROR"}

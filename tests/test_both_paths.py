@@ -21,11 +21,11 @@ from pathlib import Path
 
 import pytest
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 REPO = Path(__file__).resolve().parent.parent
 _CLI = "import sys; from klogspec.cli import main; sys.exit(main())"
-PURE = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
+PURE = {**os.environ, kernels.PURE_PYTHON_VARIABLE: "1"}
 TESTEE = f"cmd:{shlex.join([sys.executable, '-m', 'conformance', 'testee'])}"
 
 
@@ -56,17 +56,17 @@ def test_install_without_a_compiler(tmp_path):
             (source / name).parent.mkdir(parents=True, exist_ok=True)
             shutil.copy2(REPO / name, source / name)
     env = {**os.environ, "CC": "false", "CXX": "false"}
-    env.pop(_speedups.PURE_PYTHON_VARIABLE, None)
+    env.pop(kernels.PURE_PYTHON_VARIABLE, None)
     install = subprocess.run(
         [python, "-m", "pip", "install", "-q", "--no-deps", "-e", str(source)],
         env=env, capture_output=True, text=True,
     )  # fmt: skip
     assert install.returncode == 0, install.stdout[-3000:] + install.stderr[-3000:]
-    assert not list(source.glob("reference_impl/_speedups/_kernels*.so"))
+    assert not list(source.glob("reference_impl/kernels/_*.so"))
     code = (
-        "from reference_impl import _speedups; "
+        "from reference_impl import kernels; "
         "from reference_impl.records import read_batch, build_record_batch, SimpleRecord; "
-        "print(_speedups.path(), len(read_batch(build_record_batch("
+        "print(kernels.path(), len(read_batch(build_record_batch("
         "[SimpleRecord(b'v')])).records()))"
     )
     run = subprocess.run([python, "-c", code], cwd=tmp_path, env=env, capture_output=True,

@@ -22,12 +22,10 @@ from hypothesis import strategies as st
 from test_fuzz_records import hostile_logs
 from test_speedups import CASES, clean_log, damaged_log, headed_log
 
-from reference_impl import _speedups
+from reference_impl import kernels
 
 pytestmark = [
-    pytest.mark.skipif(
-        _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
-    ),
+    pytest.mark.skipif(not kernels.compiled, reason=f"no compiled kernels: {kernels.why_pure}"),
 ]
 pa = pytest.importorskip("pyarrow")
 FEWER = CASES.__class__(CASES, max_examples=150)
@@ -126,6 +124,6 @@ def test_clean_batches_never_reach_the_readable_checks(tmp_path, monkeypatch):
 
 def test_pure_python_reads_with_the_readable_walk():
     code = "from pipeline import reader; print(reader._compiled_entries is None)"
-    env = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
+    env = {**os.environ, kernels.PURE_PYTHON_VARIABLE: "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split() == ["True"], out.stderr

@@ -10,7 +10,7 @@ functions alike, since a reader has to follow each of them. The rules:
   (``conformance`` and ``pipeline`` add their commands through entry points, not imports);
 * ``conformance`` and ``pipeline`` import the log or the tools, never each other;
 * inside ``reference_impl``, layers from the bottom: ``errors``, ``constants`` and
-  ``_speedups`` (the compiled kernels' extension; the glue that drives a kernel lives
+  ``kernels`` (the compiled kernels and their switch; the glue that drives a kernel lives
   beside the code it speeds up); then ``records/`` (bytes of batches); then ``formats/``
   (the other files, as codecs) and, beside it, ``messages/`` (the meaning of internal topics'
   records, which the log never reads); then ``log/`` (the log, on files); a module imports only
@@ -24,7 +24,10 @@ functions alike, since a reader has to follow each of them. The rules:
   golden comparison, the epilogue, the verdict); the suite (goldens, expected failures,
   reports, mutants); the commands. As in ``reference_impl``, a module imports only its own
   layer and those below, and every module of the harness has a layer;
-* no import cycle anywhere among them.
+* no import cycle anywhere among them;
+* the kernels' consumers are known (``KERNEL_CONSUMERS``): only they import
+  ``reference_impl.kernels``, only through its public API (never an extension module
+  ``kernels._*``), and no module imports another module's private name.
 """
 
 from __future__ import annotations
@@ -50,7 +53,7 @@ FIRST_PARTY = {*PACKAGES, "kaitai", "tests", "benchmarks"}
 LAYERS = {
     "reference_impl.errors": 0,
     "reference_impl.constants": 0,
-    "reference_impl._speedups": 0,  # the compiled extension and its switch: imports nothing of ours
+    "reference_impl.kernels": 0,  # the compiled kernels and their switch: import nothing of ours
     "reference_impl.records": 1,
     "reference_impl.formats": 2,
     "reference_impl.messages": 2,  # what internal topics' records mean: beside formats, off the log's path
@@ -75,6 +78,20 @@ CONFORMANCE_LAYERS = {
 }  # fmt: skip
 LAYERS.update({f"conformance.{name}": layer for name, layer in CONFORMANCE_LAYERS.items()})
 LAYERS["conformance"] = 7  # the package root
+# the modules that import the kernels (reference_impl/kernels/__init__.py): each readable
+# module that chooses its path at import, and the glue beside it that drives a kernel
+KERNEL_CONSUMERS = {
+    "reference_impl.records.default_record": "the record decoder (records)",
+    "reference_impl.log.segment_recovery": "LogSegment.recover's walk (recovery)",
+    "reference_impl.log._compiled_recovery": "its glue",
+    "reference_impl.log.append": "a client's common append (append)",
+    "reference_impl.log._compiled_append": "its glue",
+    "klogspec.verify.segment": "verify's walk (scan)",
+    "klogspec.verify._compiled_walk": "its glue",
+    "pipeline.reader": "the record level (columns)",
+    "pipeline._columnar": "its glue: records into Arrow columns",
+    "pipeline._compiled_walk": "its glue: a range's clean batches",
+}
 # third-party imports a package must not make: the log neither prints nor parses argv
 FORBIDDEN_THIRD_PARTY = {"reference_impl": {"click", "rich"}}
 
@@ -333,3 +350,91 @@ def test_the_log_never_reads_what_records_mean(graph):
         and any(t.startswith("reference_impl.messages") for t in targets)
     )
     assert users == []
+
+
+def _private_imports(root: Path, packages) -> list[str]:
+    """``from module import _name`` of another module's private name (a name of the package
+    itself, ``from . import _module``, is a submodule: allowed)."""
+    modules = collect_modules(root, packages)
+    found = []
+    for module, path in sorted(modules.items()):
+        is_package = path.name == "__init__.py"
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.ImportFrom):
+                continue
+            target = _resolve(node, module, is_package)
+            for alias in node.names:
+                private = alias.name.startswith("_") and not alias.name.startswith("__")
+                if private and f"{target}.{alias.name}" not in modules:
+                    found.append(f"{module} imports {target}.{alias.name}")
+    return found
+
+
+def _private_attributes(root: Path, modules) -> list[str]:
+    """``thing._member`` where ``thing`` is not ``self``, ``cls`` or ``super()``: a reach
+    into another object's private state."""
+    found = []
+    for module in sorted(modules):
+        path = root / (module.replace(".", "/") + ".py")
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not isinstance(node, ast.Attribute) or not node.attr.startswith("_"):
+                continue
+            owner = ast.unparse(node.value)
+            if not node.attr.startswith("__") and owner not in ("self", "cls", "super()"):
+                found.append(f"{module}:{node.lineno} {owner}.{node.attr}")
+    return found
+
+
+def test_only_the_known_consumers_import_the_kernels(graph):
+    """Who may import the kernels, and only the package's public API: the extension
+    modules (``kernels._records``, ...) are the package's own."""
+    edges, _ = graph
+    users = {
+        module: sorted(t for t in targets if t.startswith("reference_impl.kernels"))
+        for module, targets in edges.items()
+        if not module.startswith("reference_impl.kernels")
+    }
+    users = {module: targets for module, targets in users.items() if targets}
+    assert sorted(users) == sorted(KERNEL_CONSUMERS)
+    assert all(targets == ["reference_impl.kernels"] for targets in users.values()), users
+
+
+def test_the_log_tools_and_kernel_consumers_import_no_private_name():
+    """The fast paths use the log through public methods (``append_packed``,
+    ``file_source``, ``recover_batch``), not its private members; so do the log and the
+    tools throughout. (Five such imports inside ``conformance`` and ``pipeline``, not
+    kernel consumers, are left to their owners' split.)"""
+    found = [
+        line
+        for line in _private_imports(ROOT, PACKAGES)
+        if line.split()[0] in KERNEL_CONSUMERS or line.startswith(("reference_impl", "klogspec"))
+    ]
+    assert found == []
+
+
+def test_kernel_consumers_reach_into_no_private_member():
+    """No ``log._handle``, ``index._slots()`` or ``segment._recover_batch``: the kernels'
+    consumers use what the log's classes make public."""
+    assert _private_attributes(ROOT, KERNEL_CONSUMERS) == []
+
+
+def test_the_consumer_checks_see_an_extension_module_and_a_private_import(tmp_path):
+    """The checker itself: an import of an extension module and of a private name."""
+    _write(
+        tmp_path,
+        {
+            "reference_impl/__init__.py": "",
+            "reference_impl/kernels/__init__.py": "",
+            "reference_impl/kernels/_records.pyx": "",
+            "reference_impl/records/__init__.py": "",
+            "reference_impl/records/stream.py": "class _FileSource: ...\n",
+            "reference_impl/records/batch.py": "from ..kernels import _records\n"
+            "from .stream import _FileSource\n",
+        },
+    )
+    edges, _ = import_graph(tmp_path, ("reference_impl",))
+    assert edges["reference_impl.records.batch"] >= {"reference_impl.kernels._records"}
+    assert _private_imports(tmp_path, ("reference_impl",)) == [
+        "reference_impl.records.batch imports reference_impl.kernels._records",
+        "reference_impl.records.batch imports reference_impl.records.stream._FileSource",
+    ]

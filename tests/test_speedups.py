@@ -1,4 +1,4 @@
-"""The compiled kernels (reference_impl/_speedups) against the readable code they mirror.
+"""The compiled kernels (reference_impl/kernels) against the readable code they mirror.
 
 Each kernel handles the well-formed case and hands everything else to the readable function,
 so the property is always the same: on valid, damaged and hostile bytes both paths give
@@ -26,7 +26,7 @@ from test_fuzz_records import SEED_LIST, hostile_logs, mutate
 
 from klogspec.verify import segment as verify_segment
 from klogspec.verify.segment import SegmentFiles
-from reference_impl import _speedups
+from reference_impl import kernels
 from reference_impl.formats.index_entries import (
     OffsetPosition,
     TimestampOffset,
@@ -36,7 +36,7 @@ from reference_impl.formats.index_entries import (
 from reference_impl.records import Compression, SimpleRecord, build_record_batch
 
 pytestmark = pytest.mark.skipif(
-    _speedups.kernels is None, reason=f"no compiled kernels: {_speedups.why_pure}"
+    not kernels.compiled, reason=f"no compiled kernels: {kernels.why_pure}"
 )
 CASES = settings(
     max_examples=300, deadline=None,
@@ -50,17 +50,17 @@ FEWER = settings(CASES, max_examples=100)
 def test_the_extension_is_in_use_when_built():
     """The CI installs with a compiler: the kernels must be loaded and installed, and the
     CRC-32C they call must be the crc32c package's C function, not a Python call."""
-    assert _speedups.path() == "compiled"
-    assert "C function" in _speedups.kernels.CRC_SOURCE
-    assert verify_segment._SegmentScan.run is not verify_segment._readable_run
+    assert kernels.path() == "compiled"
+    assert all("C function" in source for source in kernels.crc_sources().values())
+    assert verify_segment._compiled_run is not None
 
 
 def test_pure_python_is_forced_by_the_variable(tmp_path):
     import subprocess
     import sys
 
-    code = "from reference_impl import _speedups; print(_speedups.path(), _speedups.why_pure)"
-    env = {**os.environ, _speedups.PURE_PYTHON_VARIABLE: "1"}
+    code = "from reference_impl import kernels; print(kernels.path(), kernels.why_pure)"
+    env = {**os.environ, kernels.PURE_PYTHON_VARIABLE: "1"}
     out = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True)
     assert out.stdout.split()[0] == "pure", out.stderr
     assert out.stderr == ""  # chosen, so no warning
@@ -147,15 +147,15 @@ def broker_indexes(data: bytes, base: int, interval: int) -> tuple[bytes, bytes]
 def _result(files: SegmentFiles, *, deep: bool, max_message_bytes, readable: bool):
     """verify_segment through one path; progress reports summed."""
     reported = []
-    run = verify_segment._readable_run if readable else verify_segment._SegmentScan.run
-    original = verify_segment._SegmentScan.run
-    verify_segment._SegmentScan.run = run
+    compiled = verify_segment._compiled_run
+    if readable:
+        verify_segment._compiled_run = None
     try:
         result = verify_segment.verify_segment(
             files, deep=deep, max_message_bytes=max_message_bytes, progress=reported.append
         )
     finally:
-        verify_segment._SegmentScan.run = original
+        verify_segment._compiled_run = compiled
     return asdict(result), sum(reported)
 
 
@@ -237,7 +237,7 @@ def test_record_decode_same_records_or_error_both_paths(raw, body):
     batch = RecordBatch.from_bytes(raw[:61] + records)
     for start in (61, 0):
         buf = batch.raw if start else records
-        compiled = _decoded(_speedups.kernels.decode_records, batch, buf, start)
+        compiled = _decoded(kernels.records.decode_records, batch, buf, start)
         assert compiled == _decoded(decode_records, batch, buf, start)
 
 

@@ -754,9 +754,10 @@ def test_an_unreadable_file_is_exit_status_2(log_dir, partition, monkeypatch):
     def refuse(path, *args, **kwargs):
         raise PermissionError(13, "Permission denied", str(path))
 
-    monkeypatch.setattr("klogspec.verify.segment.open", refuse, raising=False)
-    # the compiled walk's run (klogspec/verify/_compiled_walk.py) opens the .log itself
-    monkeypatch.setattr("klogspec.verify._compiled_walk.open", refuse, raising=False)
+    # the readable walk and the compiled one (klogspec/verify/_compiled_walk.py) open the
+    # .log with the same open_regular
+    monkeypatch.setattr("klogspec.verify.segment.open_regular", refuse)
+    monkeypatch.setattr("klogspec.verify._compiled_walk.open_regular", refuse)
     result = run(log_dir, expect=2)
     assert "Permission denied" in result.output
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field
 
-from reference_impl import _speedups
+from reference_impl import kernels
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.records import Batch, ControlRecordType, parse_control_key, parse_end_txn_marker
 
@@ -178,27 +178,38 @@ class _SegmentScan:
             self.txn_index = TxnIndexCheck(files.txn_index, base, files.active, self.findings)
 
     def run(self) -> None:
+        """The walk of the ``.log``: on the compiled kernels when they are on
+        (_compiled_walk.py: the same findings and summary, tests/test_speedups.py), else
+        ``walk``, the readable one."""
+        if _compiled_run is not None:
+            _compiled_run(self)
+        else:
+            self.walk()
+
+    def walk(self) -> None:
+        """Every entry with EntryWalk's rules, each judged by ``check_batch`` or
+        ``check_unparsed``."""
         with open_regular(self.files.log, os.path.dirname(self.files.log)) as handle:
             self.size = os.fstat(handle.fileno()).st_size
             walk = EntryWalk(handle, file=self.files.log)
             for item in walk:
                 if isinstance(item, KafkaLogError):
-                    self._unparsed(item, handle)
+                    self.check_unparsed(item, handle)
                     position = item.position
                 else:
-                    self._batch(item)
+                    self.check_batch(item)
                     position = item.position + item.size_in_bytes
                 if self.progress is not None:  # a call per batch costs 2% of a 16 KiB batch
-                    self._report_progress(position)
+                    self.report_progress(position)
             if self.first_invalid is None:
                 self.valid_bytes = walk.valid_bytes
             if walk.stopped_at is None and walk.valid_bytes < self.size:
-                self._tail(handle, walk.valid_bytes)
-        self._finish(walk.valid_bytes)
+                self.check_tail(handle, walk.valid_bytes)
+        self.finish(walk.valid_bytes)
 
     # --- one entry ---
 
-    def _unparsed(self, exc: KafkaLogError, handle) -> None:
+    def check_unparsed(self, exc: KafkaLogError, handle) -> None:
         """An entry the scanner could not parse: a framing error ends the walk (a zero-filled
         tail is FRAME-8's case), other errors are per entry."""
         self._invalid_at(exc.position)
@@ -213,7 +224,7 @@ class _SegmentScan:
         if self.offset_index is not None:
             self.offset_index.batch(exc.position, self.max_last)
 
-    def _batch(self, batch: Batch) -> None:
+    def check_batch(self, batch: Batch) -> None:
         self.batches += 1
         if self.offset_index is not None:
             self.offset_index.batch(batch.position, self.max_last)
@@ -329,7 +340,7 @@ class _SegmentScan:
 
     # --- the end of the file ---
 
-    def _tail(self, handle, position: int) -> None:
+    def check_tail(self, handle, position: int) -> None:
         """FRAME-2/FRAME-4 stopped the walk quietly before the end: the tail is zeros
         (FRAME-8) or a partial entry (FRAME-9)."""
         if _all_zero(handle, position, self.size):
@@ -353,16 +364,16 @@ class _SegmentScan:
         # trimmed when it rolled, and its tail breaks reads that reach it
         return Severity.WARNING if self.files.active else Severity.ERROR
 
-    def _finish(self, valid_end: int) -> None:
+    def finish(self, valid_end: int) -> None:
         if self.offset_index is not None:
             self.offset_index.finish(valid_end, self.last_offset)
         if self.time_index is not None:
             self.time_index.finish(self.last_offset, self.max_timestamp)
         if self.txn_index is not None:
             self.txn_index.finish()
-        self._report_progress(self.size)
+        self.report_progress(self.size)
 
-    def _report_progress(self, position: int) -> None:
+    def report_progress(self, position: int) -> None:
         if self.progress is not None and position - self.reported >= PROGRESS_STEP:
             self.progress(position - self.reported)
             self.reported = position
@@ -383,9 +394,8 @@ def _all_zero(handle, start: int, end: int) -> bool:
     return True
 
 
-# The compiled batch walk (issue 14), unless pure Python: _compiled_walk.py, on the kernels
-# of reference_impl/_speedups.
-if _speedups.kernels is not None:
+# The compiled batch walk (issue 14), unless pure Python: _compiled_walk.py, on the
+# ``scan`` kernel of reference_impl/kernels.
+_compiled_run = None
+if kernels.scan is not None:
     from ._compiled_walk import run as _compiled_run
-
-    _readable_run, _SegmentScan.run = _SegmentScan.run, _compiled_run

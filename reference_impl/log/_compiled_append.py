@@ -1,19 +1,18 @@
 """``Log._append`` (append.py) of a client's common batch, with the compiled kernel
-``leader_append`` of reference_impl/_speedups: Kafka's UnifiedLog.append with
+``leader_append`` of reference_impl/kernels: Kafka's UnifiedLog.append with
 analyzeAndValidateRecords and LogValidator's in-place path [UnifiedLog.scala,
 LogValidator.java] (spec/behaviour/append.md §1-§2, spec/behaviour/producer-state.md
 §2), faster.
 
 A client's append is nearly always one whole, uncompressed CreateTime v2 batch of a
 producer the log knows, continuing its sequence, to an active segment that does not roll.
-``kernels.leader_append`` checks such a batch in one pass (framing, baseOffset 0, its size
+``kernels.append.leader_append`` checks such a batch in one pass (framing, baseOffset 0, its size
 against ``max.message.bytes``, CRC, header, every record) and stamps the copy the log
 writes (offsets, leader epoch, maxTimestamp, CRC). This module then checks, changing
 nothing, that the rest of the append is the common case too: no new leader epoch, no
-roll, the producer's next batch (or no producer id). Only then does it write: the batch
-through the readable ``FileRecords.append``, the index entries ``LogSegment.append``
-places as the kernel ``append_index_entries`` packs them; then it updates the
-producer's state.
+roll, the producer's next batch (or no producer id). Only then does it write, through
+the readable ``LocalLog.append`` (``LogSegment.append``: the batch and its index
+entries); then it updates the producer's state.
 
 Anything else returns None having changed nothing, and ``Log._append`` runs the readable
 path, whose results and errors are the reference's (tests/test_append_fast.py holds the
@@ -22,10 +21,7 @@ two paths to the same results, errors and files).
 
 from __future__ import annotations
 
-import os
-
-from .._speedups import kernels
-from ..formats.index_entries import TimestampOffset
+from .. import kernels
 from ..records import Compression, TimestampType
 from ..records.batch import RecordBatch
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
@@ -57,21 +53,16 @@ def append_client_batch(log, records: bytes, leader_epoch: int) -> LogAppendInfo
         entry = psm.producers.get(batch.producer_id)
         if not _next_batch_of(entry, batch):
             return None
-    _append_to_segment(log, segment, info, validated)
+    log.local_log.append(
+        info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, validated
+    )
     if entry is not None:  # ProducerAppendInfo.append_data_batch then psm.update, no checks left
         last_offset = info.last_offset
         entry.add_batch(
             batch.producer_epoch, batch.last_sequence, last_offset,
             last_offset - info.first_offset, batch.max_timestamp,
         )  # fmt: skip
-    psm.update_map_end_offset(info.last_offset + 1)
-    if psm.ongoing_txns or psm.unreplicated_txns:
-        log._update_high_watermark()
-    else:  # _update_high_watermark with no transaction to forget or to wait for
-        log.first_unstable_offset = None
-    if log.log_end_offset - log.recovery_point >= config.flush_messages:
-        log._flush(log.log_end_offset, including_offset=False)
-    return info
+    return info  # Log._append goes on with its map end offset, high watermark and flush
 
 
 def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | None:
@@ -83,7 +74,7 @@ def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | Non
         return None
     next_offset = log.log_end_offset
     now = log.clock.milliseconds()
-    result = kernels.leader_append(
+    result = kernels.append.leader_append(
         records, next_offset, now, log_append_time, leader_epoch, log.config.max_message_bytes
     )
     if result is None:
@@ -102,49 +93,6 @@ def validate_client_batch(log, records: bytes, leader_epoch: int) -> tuple | Non
         last_offset_of_first_batch=last_offset_delta,  # the client's baseOffset is 0
     )
     return info, validated, RecordBatch.from_bytes(validated)
-
-
-def _append_to_segment(log, segment, info: LogAppendInfo, records: bytes) -> None:
-    """``LocalLog.append``: ``LogSegment.append`` of a segment already
-    written to, its index entries placed by the kernel ``append_index_entries``; the
-    readable methods take a segment's first batch and any entry they would refuse."""
-    so_far = segment.read_max_timestamp_and_offset_so_far()
-    if info.max_timestamp > so_far.timestamp:
-        so_far = TimestampOffset(info.max_timestamp, info.shallow_offset_of_max_timestamp)
-    position = segment.log.size
-    entries = None
-    if segment.bytes_since_last_index_entry > segment.index_interval_bytes:
-        offset_index, time_index = segment.offset_index, segment.time_index
-        entries = kernels.append_index_entries(
-            offset_index._slots(), offset_index.max_entries, time_index._slots(),
-            time_index.max_entries, segment.base_offset, info.last_offset, position,
-            so_far.timestamp, so_far.offset,
-        )  # fmt: skip
-        if entries is None:
-            position = 0  # the readable methods judge the entries
-    if position == 0:
-        log.local_log.append(
-            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records
-        )
-        return
-    segment.log.append(records)
-    segment._touch()
-    segment.max_timestamp_and_offset_so_far = so_far
-    if entries is not None:
-        offset_entry, time_entry = entries
-        _place_entry(offset_index, offset_entry)
-        if time_entry is not None:
-            _place_entry(time_index, time_entry)
-        segment.bytes_since_last_index_entry = 0
-    segment.bytes_since_last_index_entry += len(records)
-    log.local_log.update_log_end_offset(info.last_offset + 1)
-
-
-def _place_entry(index, entry: bytes) -> None:
-    """``AbstractIndex._append_entry`` of an entry already packed and checked."""
-    slots = index._slots()
-    os.pwrite(index._handle.fileno(), entry, len(slots))
-    slots += entry
 
 
 def _next_batch_of(entry, batch) -> bool:

@@ -1,26 +1,24 @@
 """``_recover_batches`` (segment_recovery.py) with the compiled batch walk
-(``recover_clean_batches`` of reference_impl/_speedups, the compiled extension): Kafka's
+(``recover_clean_batches`` of reference_impl/kernels, the compiled ``recovery`` kernel): Kafka's
 LogSegment.recover (LogSegment.java) of spec/behaviour/recovery.md §4, faster.
 
-``kernels.recover_clean_batches`` takes the runs of batches whose recovery is only
+``kernels.recovery.recover_clean_batches`` takes the runs of batches whose recovery is only
 bookkeeping (valid, in range, index entries that append, no new leader epoch, no
 producer or a known producer's plain data batch) a window at a time; this module applies
 what a run collected (the index entries, one ``pwrite`` per index; the last five batches
 of each known producer, which is all ``ProducerStateEntry`` keeps; the map end offset)
 and the scanner's state after the run, and gives every other batch to the readable
-``RecoveryScanner.take`` and ``LogSegment._recover_batch``. The result, files included,
+``RecoveryScanner.take`` and ``LogSegment.recover_batch``. The result, files included,
 is the readable loop's (tests/test_speedups.py).
 """
 
 from __future__ import annotations
 
-import os
-
-from .._speedups import kernels
+from .. import kernels
 from ..errors import CorruptRecordError
 from ..formats.index_entries import TimestampOffset
 from ..records.record import increment_sequence
-from ..records.stream import CHUNK_SIZE, HEADER_SIZE_UP_TO_MAGIC, BatchScanner, _FileSource
+from ..records.stream import CHUNK_SIZE, HEADER_SIZE_UP_TO_MAGIC, BatchScanner
 
 APPLY_BYTES = 1 << 20  # index entries a run collects before they are written
 
@@ -28,7 +26,7 @@ APPLY_BYTES = 1 << 20  # index entries a run collects before they are written
 def recover_batches(segment, scanner, leader_epoch_cache, producer_state_manager):
     """What ``segment_recovery._recover_batches`` returns, and does, faster."""
     log = segment.log
-    source = _FileSource(log._handle)  # FileRecords' own file: a non-slice starts at 0
+    source = log.file_source()
     end, name = log.size, str(log.file)
     try:
         while True:
@@ -40,7 +38,7 @@ def recover_batches(segment, scanner, leader_epoch_cache, producer_state_manager
             if batch is None:
                 return None
             position, indexed = scanner.take(batch)
-            segment._recover_batch(
+            segment.recover_batch(
                 scanner, batch, position, indexed, leader_epoch_cache, producer_state_manager
             )
     except CorruptRecordError as exc:
@@ -55,10 +53,10 @@ def _clean_batches(segment, scanner, source, end, cache, psm) -> None:
     run = _load(segment, scanner, cache, psm)
     while position < end - HEADER_SIZE_UP_TO_MAGIC:
         window, at = source.view(position, HEADER_SIZE_UP_TO_MAGIC)
-        position, reason = kernels.recover_clean_batches(window, at, position, end, run)
+        position, reason = kernels.recovery.recover_clean_batches(window, at, position, end, run)
         if len(run.offset_entries) + len(run.time_entries) > APPLY_BYTES:
             _apply_entries(segment, run)
-        if reason != kernels.REFILL or refilled_at == position:
+        if reason != kernels.recovery.REFILL or refilled_at == position:
             break
         source.view(position, CHUNK_SIZE)  # a window from the entry on
         refilled_at = position
@@ -76,7 +74,7 @@ def _load(segment, scanner, cache, psm):
             for producer_id, entry in psm.producers.items()
             if entry.current_txn_first_offset is None
         ]
-    run = kernels.RecoveryRun(known[: kernels.KNOWN_PRODUCERS])
+    run = kernels.recovery.RecoveryRun(known[: kernels.recovery.KNOWN_PRODUCERS])
     run.segment_base, run.interval = segment.base_offset, segment.index_interval_bytes
     run.last_index_entry = scanner.last_index_entry
     largest = scanner.max_timestamp
@@ -97,7 +95,7 @@ def _load(segment, scanner, cache, psm):
 
 
 def _apply(segment, run, psm) -> None:
-    """What the run's batches did, as ``LogSegment._recover_batch`` would have."""
+    """What the run's batches did, as ``LogSegment.recover_batch`` would have."""
     if run.max_timestamp_changed:
         segment.max_timestamp_and_offset_so_far = TimestampOffset(
             run.max_timestamp, run.max_timestamp_offset
@@ -110,21 +108,16 @@ def _apply(segment, run, psm) -> None:
 
 
 def _apply_entries(segment, run) -> None:
-    _append_entries(segment.offset_index, run.offset_entries)
-    _append_entries(segment.time_index, run.time_entries)
+    """The index entries the run collected, one write per index."""
+    if run.offset_entries:
+        segment.offset_index.append_packed(run.offset_entries)
+    if run.time_entries:
+        segment.time_index.append_packed(run.time_entries)
     del run.offset_entries[:], run.time_entries[:]
 
 
-def _append_entries(index, packed: bytearray) -> None:
-    """``AbstractIndex._append_entry`` for many entries at once: one ``pwrite``."""
-    if packed:
-        slots = index._slots()
-        os.pwrite(index._handle.fileno(), packed, len(slots))
-        slots += packed
-
-
 def _replay(psm, replayed: dict) -> None:
-    """``replay_data_batch`` of each batch, for its producer's last five batches only (the
+    """``update_producer_state`` of each batch, for its producer's last five batches only (the
     kernel keeps no more): an entry keeps ``NUM_BATCHES_TO_RETAIN`` (5) batches, forgets them
     all on a new epoch, and takes its epoch and timestamp from the last one, so the
     earlier batches leave no trace (tests/test_speedups.py compares with the readable

@@ -131,24 +131,28 @@ class AbstractIndex:
         return 0 <= offset - self.base_offset <= INT32_MAX
 
     def relative_offset(self, offset: int) -> int:
-        relative = offset - self.base_offset
-        if not 0 <= relative <= INT32_MAX:  # can_append_offset, inlined (called per append)
+        if not self.can_append_offset(offset):
             raise KafkaLogError(
                 Category.OFFSET_OVERFLOW,
                 f"integer overflow for offset {offset} (base offset {self.base_offset})",
                 file=str(self.file),
                 offset=offset,
             )
-        return relative
+        return offset - self.base_offset
 
     # --- changing the entries ---
     def _append_entry(self, *fields: int) -> None:
         """Write an entry of these fields in the next slot; callers have checked fullness,
         order and the relative offset's range."""
-        data = self.ENTRY.pack(*fields)
+        self.append_packed(self.ENTRY.pack(*fields))
+
+    def append_packed(self, entries: bytes) -> None:
+        """Write whole entries, already packed in ``ENTRY``'s layout, after the last one,
+        in one write: the compiled recovery and append (reference_impl/kernels) pack them
+        with the checks of ``append`` made (fullness, order, the relative offset)."""
         slots = self._slots()
-        os.pwrite(self._handle.fileno(), data, len(slots))
-        slots += data
+        os.pwrite(self._handle.fileno(), entries, len(slots))
+        slots += entries
 
     def _truncate_to_entries(self, entries: int) -> None:
         """Keep the first ``entries`` entries; the bytes after them stay as they are."""

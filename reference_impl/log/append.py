@@ -13,7 +13,7 @@ after the write, and ``flush_messages`` may flush. ``LogAppend`` is mixed into `
 
 from __future__ import annotations
 
-from .. import _speedups
+from .. import kernels
 from ..errors import Category, InvalidArgumentError, LogOperationError
 from ..records import TimestampType
 from .log_validator import (
@@ -57,8 +57,8 @@ class LogAppend:
         lean = assign_offsets and origin is AppendOrigin.CLIENT and not self.config.compact
         if _lean_append is not None and lean:
             info = _lean_append(self, records, leader_epoch)  # None: nothing done, not common
-            if info is not None:
-                return info
+            if info is not None:  # written, and its producer's entry updated
+                return self._after_write(self.active_segment, {}, [], info)
         info = analyze_and_validate_records(
             records,
             origin=origin,
@@ -81,22 +81,8 @@ class LogAppend:
                 f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
                 offset=first,
             )
-        # APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
-        # epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)
         batches = list(iter_memory_batches(valid))
-        for batch in batches:
-            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
-                raise InvalidArgumentError(
-                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
-                    f"{batch.partition_leader_epoch} into the epoch cache",
-                    offset=batch.base_offset,
-                )
-        if len(valid) > self.config.segment_bytes:
-            raise LogOperationError(
-                Category.RECORD_BATCH_TOO_LARGE,
-                f"message batch size is {len(valid)} bytes, which exceeds the maximum configured "
-                f"segment size of {self.config.segment_bytes}",
-            )
+        self._check_before_change(batches, len(valid))
         # LEPOCH-5: the epoch cache learns each v2 batch's epoch; a legacy batch empties it
         for batch in batches:
             if batch.magic >= 2:
@@ -113,6 +99,27 @@ class LogAppend:
         self.local_log.append(
             info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
         )
+        return self._after_write(segment, producers, completed, info)
+
+    def _check_before_change(self, batches: list, size: int) -> None:
+        """APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
+        epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)."""
+        for batch in batches:
+            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
+                raise InvalidArgumentError(
+                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
+                    f"{batch.partition_leader_epoch} into the epoch cache",
+                    offset=batch.base_offset,
+                )
+        if size > self.config.segment_bytes:
+            raise LogOperationError(
+                Category.RECORD_BATCH_TOO_LARGE,
+                f"message batch size is {size} bytes, which exceeds the maximum configured "
+                f"segment size of {self.config.segment_bytes}",
+            )
+
+    def _after_write(self, segment, producers, completed, info: LogAppendInfo) -> LogAppendInfo:
+        """The producers' state, then a flush when ``flush_messages`` are unflushed."""
         self._update_producer_state(segment, producers, completed, info.last_offset)
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
@@ -183,5 +190,5 @@ class LogAppend:
 
 # The compiled path of a client's common batch (issue 14), unless pure Python:
 # _compiled_append.py
-if _speedups.kernels is not None:
+if kernels.append is not None:
     from ._compiled_append import append_client_batch as _lean_append  # noqa: F811

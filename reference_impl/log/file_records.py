@@ -24,6 +24,7 @@ from ..constants import INT32_MAX
 from ..errors import InvalidArgumentError
 from ..records import Batch, iter_file_batches
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
+from ..records.stream import FileSource
 
 
 @dataclass(frozen=True, slots=True)
@@ -198,6 +199,11 @@ class FileRecords:
     def read_bytes(self) -> bytes:
         """Every byte of this file or slice (Kafka: readInto / writeTo)."""
         return os.pread(self._handle.fileno(), self._size, self.start)
+
+    def file_source(self) -> FileSource:
+        """This file read a window at a time (records/stream.py), as a walk of its batches
+        reads it: the compiled recovery's (log/_compiled_recovery.py)."""
+        return FileSource(self._handle)
 
     def batches(self) -> Iterator[Batch]:
         return self.batches_from(self.start)

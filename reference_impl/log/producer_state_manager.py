@@ -90,28 +90,6 @@ class ProducerStateManager:
         for txn in append_info.started_transactions:
             self.ongoing_txns[txn.first_offset] = txn
 
-    def replay_data_batch(self, batch) -> bool:
-        """Apply a data batch of the log to its known producer as ``prepare_update``,
-        ``append`` and ``update`` with origin REPLICATION do, without their scratch entry:
-        recovery applies every batch of a segment, and this is its common case
-        (tests/log/test_producer_state_replay.py checks both paths agree). Returns False,
-        changing nothing, when the general path must run: an unknown producer, a marker,
-        or a non-transactional batch during a transaction (which it refuses)."""
-        entry = self.producers.get(batch.producer_id)
-        if entry is None or batch.is_control:
-            return False
-        ongoing, transactional = entry.current_txn_first_offset, batch.is_transactional
-        if ongoing is not None and not transactional:
-            return False
-        first, last = batch.base_offset, batch.last_offset
-        entry.add_batch(
-            batch.producer_epoch, batch.last_sequence, last, last - first, batch.max_timestamp
-        )
-        if ongoing is None and transactional:
-            entry.current_txn_first_offset = first
-            self.ongoing_txns[first] = TxnMetadata(batch.producer_id, first)
-        return True
-
     def last_stable_offset(self, completed: CompletedTxn) -> int:
         """TXN-B-6: the LSO an aborted transaction is indexed with: the first offset of the
         earliest transaction of another producer still in progress, else the offset

@@ -12,7 +12,7 @@ change the segment's own files, as Kafka's do. The walk itself, batch by batch, 
 ``RecoveryScanner``: the same one plans ``klogspec recover --dry-run`` without writing.
 When the compiled kernels are built, ``_recover_batches`` is their walk
 (_compiled_recovery.py): it takes the runs of clean batches and hands every other batch
-to the same scanner's ``take`` and ``_recover_batch``.
+to the same scanner's ``take`` and ``recover_batch``.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Iterator
 from typing import TYPE_CHECKING
 
-from .. import _speedups
+from .. import kernels
 from ..errors import CorruptRecordError
 from ..formats.index_entries import TimestampOffset
 from ..records import Batch
@@ -143,7 +143,7 @@ class SegmentRecovery:
         self.time_index.trim_to_valid_size()
         return truncated
 
-    def _recover_batch(
+    def recover_batch(
         self,
         scanner: RecoveryScanner,
         batch: Batch,
@@ -170,7 +170,7 @@ class SegmentRecovery:
     def update_producer_state(self, psm: ProducerStateManager, batch) -> None:
         """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
         transactions it completes (LogSegment.updateProducerState)."""
-        if has_producer_id(batch) and not psm.replay_data_batch(batch):
+        if has_producer_id(batch):
             info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
             completed = info.append(batch)
             psm.update(info)
@@ -190,7 +190,7 @@ def _recover_batches(
     fails. Returns the failing entry's category (None: none failed)."""
     try:
         for batch, position, indexed in scanner:
-            segment._recover_batch(
+            segment.recover_batch(
                 scanner, batch, position, indexed, leader_epoch_cache, producer_state_manager
             )
     except CorruptRecordError as exc:
@@ -200,8 +200,8 @@ def _recover_batches(
 
 
 # The compiled batch walk (issue 14), unless pure Python: _compiled_recovery.py, on the
-# kernels of reference_impl/_speedups.
-if _speedups.kernels is not None:
+# kernels of reference_impl/kernels.
+if kernels.recovery is not None:
     from ._compiled_recovery import recover_batches as _compiled_recover_batches
 
     _readable_recover_batches, _recover_batches = _recover_batches, _compiled_recover_batches

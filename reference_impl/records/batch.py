@@ -28,9 +28,9 @@ from .checksums import crc32c
 from .compression import DEFAULT_DECOMPRESSION_LIMIT, Compression, codec_for_id, decompress
 from .default_record import (  # noqa: F401 (decode_records: the readable decoder's home name)
     check_records_end,
-    decode_record_chunk_fast,
     decode_records,
-    decode_records_fast,
+    record_chunk_of,
+    records_of,
 )
 from .record import Record, TimestampType, increment_sequence
 
@@ -46,8 +46,6 @@ TIMESTAMP_TYPE_MASK = 0x08
 TRANSACTIONAL_FLAG_MASK = 0x10
 CONTROL_FLAG_MASK = 0x20
 DELETE_HORIZON_FLAG_MASK = 0x40
-_CODECS = tuple(Compression)  # by id
-_LAST_V2_CODEC_ID = Compression.ZSTD  # ids 5 to 7 are refused (codec_for_id)
 # Records ``record_chunks`` decodes at a time: about 1 MiB of Record tuples for tiny
 # records, one chunk for a usual batch (a 16 KiB batch holds tens to hundreds).
 RECORDS_PER_CHUNK = 4096
@@ -102,11 +100,8 @@ class RecordBatch:
     def compression(self) -> Compression:
         """BATCH-10, COMP-1: the codec of the attribute bits; ids 5 to 7 are
         ``unsupported_compression``."""
-        codec_id = self.attributes & COMPRESSION_CODEC_MASK
-        if codec_id <= _LAST_V2_CODEC_ID:  # every batch is checked: skip the call when valid
-            return _CODECS[codec_id]
         try:
-            return codec_for_id(codec_id, self.magic)
+            return codec_for_id(self.compression_id, self.magic)
         except KafkaLogError as exc:
             raise exc.located(file=self.file, position=self.position, offset=self.base_offset)
 
@@ -169,7 +164,7 @@ class RecordBatch:
     def ensure_valid(self) -> None:
         """Kafka's ensureValid: BATCH-2, a declared size of at least 61 bytes; BATCH-4, a
         stored CRC equal to the computed one."""
-        if self.batch_length + LOG_OVERHEAD < RECORD_BATCH_OVERHEAD:  # _declared_size_ok
+        if not self._declared_size_ok():
             raise CorruptRecordError(
                 Category.INVALID_BATCH_SIZE,
                 f"batchLength {self.batch_length} gives a batch below the "
@@ -178,7 +173,7 @@ class RecordBatch:
                 position=self.position,
                 offset=self.base_offset,
             )
-        computed = crc32c(memoryview(self.raw)[ATTRIBUTES_OFFSET:])  # compute_crc, inlined
+        computed = self.compute_crc()
         if computed != self.crc:
             raise CorruptRecordError(
                 Category.CRC_MISMATCH,
@@ -198,7 +193,7 @@ class RecordBatch:
             return []  # Kafka does not look at the bytes of an empty batch
         try:
             buf, start = self._record_bytes(decompression_limit)
-            return decode_records_fast(self, buf, start)
+            return records_of(self, buf, start)
         except KafkaLogError as exc:
             raise _relocated(exc, where) from None
 
@@ -221,7 +216,7 @@ class RecordBatch:
             done, count = 0, self.records_count
             while done < count:
                 size = min(chunk_size, count - done)
-                chunk, pos = decode_record_chunk_fast(self, buf, pos, done, size)
+                chunk, pos = record_chunk_of(self, buf, pos, done, size)
                 done += size
                 yield chunk
             check_records_end(self, buf, pos)

@@ -1,17 +1,35 @@
 """DefaultRecord.readFrom [DefaultRecord.java]: the records of a v2 batch, laid end to end
 after its header or in its inflated stream (spec/formats/record-batch-v2.md, Table 2: REC-1 to REC-11).
 
-The readable decoder (``decode_records``, a chunk at a time ``decode_record_chunk``), its
-fast twin (``decode_records_fast``, ``decode_record_chunk_fast``) and, unless pure Python,
-the compiled kernels bound in their place at the end. ``batch`` is a RecordBatch (batch.py),
-whose header fields the records are relative to; each function reads only those fields.
+The decoder (``decode_records``, a chunk at a time ``decode_record_chunk``) follows the
+record grammar below, one reader per production; ``records_of`` and ``record_chunk_of``, at
+the end, are what RecordBatch calls: this decoder, or unless pure Python the compiled one.
+``batch`` is a RecordBatch (batch.py), whose header fields the records are relative to;
+each function reads only those fields.
+
+The records of a v2 batch (record-batch-v2.md Table 2), each integer a zigzag varint
+(varint.py) unless another type is named, the rules each production checks beside it::
+
+    records         = record{recordsCount}       ; REC-1 end to end; REC-10 exactly that many
+    record          = length body                ; REC-2 0 <= length <= the bytes left
+    body            = attributes timestampDelta offsetDelta key value headersCount header*
+                                                 ; REC-3 the fields end exactly at length
+    attributes      = int8                       ; REC-4 read, never used
+    timestampDelta  = varlong                    ; REC-5 + baseTimestamp (CreateTime;
+                                                 ;   BATCH-11 LogAppendTime: maxTimestamp)
+    offsetDelta     = varint                     ; REC-5 + baseOffset; REC-11 gaps allowed
+    key             = keyLength *OCTET           ; REC-6 a negative length is null;
+    value           = valueLength *OCTET         ;   REC-7 no field runs past the body
+    headersCount    = varint                     ; REC-8 0 <= count <= the body bytes left
+    header          = headerKeyLength *OCTET headerValueLength *OCTET
+                                                 ; REC-9 a header key is never null
 """
 
 from __future__ import annotations
 
-from .. import _speedups
-from ..errors import Category, CorruptRecordError, KafkaLogError
-from .record import INT32_MAX, Header, Record, TimestampType, increment_sequence
+from .. import kernels
+from ..errors import Category, CorruptRecordError
+from .record import Header, Record, TimestampType, increment_sequence
 from .varint import decode_varint, decode_varlong
 
 _LOG_APPEND_TIME = 0x08  # attributes bit 3 (BATCH-11): every record takes maxTimestamp
@@ -64,9 +82,6 @@ def _read_bytes(buf: bytes, pos: int, limit: int, what: str) -> tuple[bytes | No
     return buf[pos : pos + size], pos + size
 
 
-# A record (record-batch-v2.md Table 2): length varint | attributes int8 | timestampDelta
-# varlong | offsetDelta varint | keyLength varint | key | valueLength varint | value
-# | headersCount varint | (keyLength varint | key | valueLength varint | value)*
 def _decode_record(batch, buf: bytes, pos: int, log_append: bool) -> tuple[Record, int]:
     """One record from ``pos``: REC-2, its length within the bytes left; REC-3, its fields
     ending exactly at its length; REC-4, attributes read but unused; REC-5, its offset and
@@ -114,110 +129,13 @@ def _read_headers(buf: bytes, p: int, end: int, count: int) -> tuple[tuple[Heade
     return tuple(headers), p
 
 
-# --- the same decoder, fast --------------------------------------------------------------
-
-# zigzag values of the one-byte varints (high bit clear), most lengths, deltas and counts
-_ZIGZAG = tuple((byte >> 1) ^ -(byte & 1) for byte in range(0x80))
-
-
-class _NotWellFormed(Exception):
-    """Raised by the fast decoder on anything the readable one should judge."""
-
-
-def decode_records_fast(batch, buf: bytes, start: int = 0) -> list[Record]:
-    """``decode_records``, about four times faster on well-formed records: one-byte varints
-    are decoded inline (a table lookup), and so are the two-byte lengths of 64 to 8191
-    bytes; each check is folded into one test; records are built as plain tuples. On
-    anything else (a failed check, a varint error, a short buffer) the readable decoder
-    decodes the batch again, so the records and every error are the readable decoder's;
-    tests/test_records_fast.py compares the two (benchmarks/README.md: decode figures)."""
-    try:
-        records, pos = _decode_well_formed(batch, buf, start, batch.records_count)
-        if pos == len(buf):
-            return records
-    except (_NotWellFormed, IndexError, KafkaLogError):
-        pass
-    return decode_records(batch, buf, start)
-
-
-def decode_record_chunk_fast(
-    batch, buf: bytes, start: int, done: int, count: int
-) -> tuple[list[Record], int]:
-    """``decode_record_chunk``, as fast as ``decode_records_fast`` and with the same hand-over
-    to the readable decoder (for this chunk only)."""
-    try:
-        return _decode_well_formed(batch, buf, start, count)
-    except (_NotWellFormed, IndexError, KafkaLogError):
-        return decode_record_chunk(batch, buf, start, done, count)
-
-
-def _decode_well_formed(batch, buf: bytes, pos: int, count: int) -> tuple[list[Record], int]:
-    zigzag, new_record = _ZIGZAG, tuple.__new__
-    size = len(buf)
-    base_offset, base_timestamp, base_sequence = (
-        batch.base_offset, batch.base_timestamp, batch.base_sequence,
-    )  # fmt: skip
-    log_append_time = batch.attributes & _LOG_APPEND_TIME
-    records = []
-    for _ in range(count):
-        byte = buf[pos]  # the record's length: one or, for 64 to 8191 bytes, two bytes
-        if byte < 0x80:
-            length, pos = zigzag[byte], pos + 1
-        elif buf[pos + 1] < 0x80:
-            raw = (byte & 0x7F) | buf[pos + 1] << 7
-            length, pos = (raw >> 1) ^ -(raw & 1), pos + 2
-        else:
-            length, pos = decode_varint(buf, pos)
-        end = pos + length
-        if length <= 0 or end > size:
-            raise _NotWellFormed
-        attributes, byte = buf[pos], buf[pos + 1]
-        if byte < 0x80:
-            timestamp_delta, pos = zigzag[byte], pos + 2
-        else:
-            timestamp_delta, pos = decode_varlong(buf, pos + 1)
-        byte = buf[pos]
-        offset_delta, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
-        byte = buf[pos]
-        key_size, pos = (zigzag[byte], pos + 1) if byte < 0x80 else decode_varint(buf, pos)
-        if key_size < 0:
-            key = None
-        else:
-            key, pos = buf[pos : pos + key_size], pos + key_size
-        byte = buf[pos]  # the value's size: as the length
-        if byte < 0x80:
-            value_size, pos = zigzag[byte], pos + 1
-        elif buf[pos + 1] < 0x80:
-            raw = (byte & 0x7F) | buf[pos + 1] << 7
-            value_size, pos = (raw >> 1) ^ -(raw & 1), pos + 2
-        else:
-            value_size, pos = decode_varint(buf, pos)
-        if value_size < 0:
-            value = None
-        else:
-            value, pos = buf[pos : pos + value_size], pos + value_size
-        if buf[pos] == 0:  # no headers, the usual case
-            headers, pos = (), pos + 1
-        else:
-            header_count, pos = decode_varint(buf, pos)
-            headers, pos = _read_headers(buf, pos, end, header_count)
-        if pos != end:  # also catches a key or value that overran the record
-            raise _NotWellFormed
-        sequence = -1
-        if base_sequence >= 0:
-            sequence = base_sequence + offset_delta
-            if sequence > INT32_MAX:  # increment_sequence's wrap-around
-                sequence -= INT32_MAX + 1
-        timestamp = batch.max_timestamp if log_append_time else base_timestamp + timestamp_delta
-        records.append(new_record(Record, (
-            base_offset + offset_delta, timestamp, key, value, headers, sequence, attributes,
-            offset_delta, timestamp_delta,
-        )))  # fmt: skip
-    return records, pos
-
-
-# The compiled record decoder (issue 14), unless pure Python: reference_impl/_speedups.
-if _speedups.kernels is not None:
-    _speedups.kernels.bind_records(Record, Header, decode_records, decode_record_chunk)
-    decode_records_fast = _speedups.kernels.decode_records
-    decode_record_chunk_fast = _speedups.kernels.decode_record_chunk
+# --- the decoder RecordBatch runs --------------------------------------------------------
+# The readable decoder above is the reference, and it runs whenever the kernels are off
+# (KLOGSPEC_PURE_PYTHON=1, or not built). Otherwise the compiled decoder runs (_records.pyx
+# of reference_impl/kernels): it decodes the well-formed records and hands every other
+# batch (or chunk) back to the readable decoder, so every error is the readable one's.
+records_of, record_chunk_of = decode_records, decode_record_chunk
+if kernels.records is not None:
+    kernels.records.bind_records(Record, Header, decode_records, decode_record_chunk)
+    records_of = kernels.records.decode_records
+    record_chunk_of = kernels.records.decode_record_chunk

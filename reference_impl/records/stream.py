@@ -53,7 +53,7 @@ class _BytesSource:
         return bytes(self.data[position : position + size])
 
 
-class _FileSource:
+class FileSource:
     """Positional reads through a read-ahead window, never the whole file."""
 
     def __init__(self, handle: BinaryIO) -> None:
@@ -196,7 +196,7 @@ def iter_file_batches(
     size = os.fstat(handle.fileno()).st_size
     end = size if end is None else min(end, size)
     name = file or getattr(handle, "name", None)
-    return BatchScanner(_FileSource(handle), end, start=start, file=name, **checks)
+    return BatchScanner(FileSource(handle), end, start=start, file=name, **checks)
 
 
 def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:

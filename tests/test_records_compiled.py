@@ -1,13 +1,15 @@
-"""The fast record decoder against the readable one (batch.py, decode_records_fast).
+"""The compiled record decoder against the readable one (default_record.py, ``records_of``).
 
-``RecordBatch.records()`` decodes through ``decode_records_fast``, which handles
-well-formed records itself and hands anything else to ``decode_records``, the readable
-DefaultRecord.readFrom. These tests hold the two together:
+``RecordBatch.records()`` decodes through ``records_of``: the readable ``decode_records``
+(DefaultRecord.readFrom) when the kernels are off, else the compiled decoder, which
+handles well-formed records itself and hands anything else back to ``decode_records``.
+These tests hold the two together (the comparisons skip on the pure path, where they are
+one function):
 
 * on every well-formed batch (hypothesis: keys, values and header values of every varint
-  width, nulls, timestamp and offset gaps, LogAppendTime, sequences that wrap), the fast
-  path alone (``_decode_well_formed``) gives exactly the readable decoder's records;
-* on hostile record bytes (the same batches, mutated), ``decode_records_fast`` gives the
+  width, nulls, timestamp and offset gaps, LogAppendTime, sequences that wrap), the
+  compiled decoder alone (its hand-over refused) gives exactly the readable records;
+* on hostile record bytes (the same batches, mutated), ``records_of`` gives the
   readable decoder's records or the same error;
 * ``RecordBatch.record_chunks`` (records a chunk at a time, the bounded-memory path of the
   tools) gives the records or the error of ``records()``, whatever the chunk size;
@@ -22,10 +24,12 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from reference_impl import kernels
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import (
     Compression,
     Header,
+    Record,
     RecordBatch,
     SimpleRecord,
     TimestampType,
@@ -35,11 +39,10 @@ from reference_impl.records import (
 )
 from reference_impl.records.batch import RECORD_BATCH_OVERHEAD
 from reference_impl.records.default_record import (
-    _decode_well_formed,
     decode_record_chunk,
-    decode_record_chunk_fast,
     decode_records,
-    decode_records_fast,
+    record_chunk_of,
+    records_of,
 )
 from reference_impl.records.record import INT32_MAX
 
@@ -80,12 +83,26 @@ def batches(draw) -> bytes:
     )
 
 
-def _fast_alone(batch: RecordBatch, buf: bytes, start: int) -> list:
-    """The fast path alone on a whole batch: its records when they end at the buffer's end."""
-    records, pos = _decode_well_formed(batch, buf, start, batch.records_count)
-    if pos != len(buf):
-        raise ValueError(f"{len(buf) - pos} bytes left")
-    return records
+compiled_only = pytest.mark.skipif(
+    not kernels.compiled, reason=f"no compiled kernels: {kernels.why_pure}"
+)
+
+
+class _HandedOver(Exception):
+    """The compiled decoder handed the batch to the readable one."""
+
+
+def _refuse(*_):
+    raise _HandedOver
+
+
+def _compiled_alone(batch: RecordBatch, buf: bytes, start: int) -> list:
+    """The compiled decoder alone on a whole batch: its hand-over raises ``_HandedOver``."""
+    kernels.records.bind_records(Record, Header, _refuse, _refuse)
+    try:
+        return kernels.records.decode_records(batch, buf, start)
+    finally:
+        kernels.records.bind_records(Record, Header, decode_records, decode_record_chunk)
 
 
 def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):
@@ -96,12 +113,13 @@ def outcome(decoder, batch: RecordBatch, buf: bytes, start: int):
 
 
 @pytest.mark.req("REC-1")
+@compiled_only
 @CASES
 @given(batches())
-def test_fast_path_alone_decodes_well_formed_batches_as_the_readable_decoder(raw):
+def test_the_compiled_decoder_alone_decodes_well_formed_batches_as_the_readable_one(raw):
     batch = RecordBatch.from_bytes(raw)
     expected = decode_records(batch, raw, RECORD_BATCH_OVERHEAD)
-    assert _fast_alone(batch, raw, RECORD_BATCH_OVERHEAD) == expected
+    assert _compiled_alone(batch, raw, RECORD_BATCH_OVERHEAD) == expected
     assert batch.records() == expected
 
 
@@ -126,21 +144,22 @@ def mutated(draw) -> tuple[bytes, int]:
 
 
 @pytest.mark.req("REC-1", "REC-2", "REC-3")
+@compiled_only
 @CASES
 @given(mutated())
-def test_fast_decoder_gives_the_readable_decoders_records_or_error_on_hostile_bytes(case):
+def test_the_compiled_decoder_gives_the_readable_records_or_error_on_hostile_bytes(case):
     raw, count = case
     if len(raw) <= RECORD_BATCH_OVERHEAD:
         return
     batch = RecordBatch.from_bytes(raw)
     batch.records_count = count
     readable = outcome(decode_records, batch, raw, RECORD_BATCH_OVERHEAD)
-    assert outcome(decode_records_fast, batch, raw, RECORD_BATCH_OVERHEAD) == readable
+    assert outcome(records_of, batch, raw, RECORD_BATCH_OVERHEAD) == readable
     try:
-        fast_alone = _fast_alone(batch, raw, RECORD_BATCH_OVERHEAD)
-    except Exception:  # the fast path may give up on anything: the readable one judges it
+        compiled_alone = _compiled_alone(batch, raw, RECORD_BATCH_OVERHEAD)
+    except _HandedOver:  # the kernel may hand over anything: the readable decoder judges it
         return
-    assert readable == ("records", fast_alone)
+    assert readable == ("records", compiled_alone)
 
 
 def chunked(batch: RecordBatch, chunk_size: int):
@@ -182,15 +201,16 @@ def test_record_chunks_give_the_records_or_the_error_of_records(case, chunk_size
 
 
 @pytest.mark.req("REC-1", "REC-2")
+@compiled_only
 @CASES
 @given(mutated(), st.integers(0, 6), st.integers(1, 7))
-def test_the_fast_chunk_decoder_gives_the_readable_chunk_or_error(case, done, count):
+def test_the_compiled_chunk_decoder_gives_the_readable_chunk_or_error(case, done, count):
     raw, _ = case
     if len(raw) <= RECORD_BATCH_OVERHEAD:
         return
     batch = RecordBatch.from_bytes(raw)
     start = RECORD_BATCH_OVERHEAD
-    for decoder in (decode_record_chunk, decode_record_chunk_fast):
+    for decoder in (decode_record_chunk, record_chunk_of):
         try:
             result = decoder(batch, raw, start, done, count)
         except KafkaLogError as exc:
@@ -228,11 +248,12 @@ def test_a_negative_offset_delta_gives_the_same_sequence_both_ways():
     batch = RecordBatch.from_bytes(bytes(raw))
     readable = outcome(decode_records, batch, bytes(raw), RECORD_BATCH_OVERHEAD)
     assert readable[0] == "records" and readable[1][0].sequence == -1
-    assert outcome(decode_records_fast, batch, bytes(raw), RECORD_BATCH_OVERHEAD) == readable
+    assert outcome(records_of, batch, bytes(raw), RECORD_BATCH_OVERHEAD) == readable
 
 
 @pytest.mark.corpus
-def test_fast_and_readable_decoders_agree_on_the_corpus(corpus):
+@compiled_only
+def test_the_compiled_and_readable_decoders_agree_on_the_corpus(corpus):
     decoded = 0
     for path in sorted(corpus.rglob("*.log")):
         with open(path, "rb") as handle:
@@ -247,6 +268,6 @@ def test_fast_and_readable_decoders_agree_on_the_corpus(corpus):
             if batch.compression is not Compression.NONE:
                 buf, start = decompress(batch.compression, buf[start:], magic=2), 0
             readable = outcome(decode_records, batch, buf, start)
-            assert outcome(decode_records_fast, batch, buf, start) == readable, path
+            assert outcome(records_of, batch, buf, start) == readable, path
             decoded += readable[0] == "records"
     assert decoded > 1000
