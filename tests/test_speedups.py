@@ -191,6 +191,23 @@ def test_verify_segment_same_findings_both_paths(
     assert compiled == readable
 
 
+def test_verify_segment_after_a_negative_base_offset(tmp_path):
+    """A first batch at Long.MIN (the readable walk takes it) then one at offset 100: the
+    offsets missing between them are counted past int64, so the compiled walk leaves the
+    sum to the readable one (found by hypothesis: missing_between was -9223372036854775709
+    on the compiled path)."""
+    first = bytearray(build_record_batch([SimpleRecord(b"v" * 10_000, key=b"big")], base_offset=0))
+    first[0:8] = struct.pack(">q", -(2**63))  # the CRC does not cover the base offset
+    second = build_record_batch([SimpleRecord(b"x", timestamp=35)], base_offset=100)
+    log = tmp_path / "00000000000000000000.log"
+    log.write_bytes(bytes(first) + second)
+    files = SegmentFiles(str(log), None, active=False)
+    readable = _result(files, deep=False, max_message_bytes=None, readable=True)
+    compiled = _result(files, deep=False, max_message_bytes=None, readable=False)
+    assert compiled == readable
+    assert readable[0]["summary"]["missing_between"] == 100 + 2**63 - 1
+
+
 def test_verify_segment_windows_and_big_batches(tmp_path):
     """Batches across the 1 MiB window's edge and one bigger than the window."""
     from reference_impl.records.stream import CHUNK_SIZE

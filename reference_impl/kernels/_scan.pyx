@@ -53,6 +53,8 @@ def verify_clean_batches(
     cdef int reason = STOP_READABLE
     if has_base and not (0 <= segment_base <= SAFE_OFFSET):
         return position, STOP_READABLE
+    if has_prev and not (0 <= prev_last <= SAFE_OFFSET):
+        return position, STOP_READABLE  # an offset the readable walk took: its sums stay there
     while True:
         total = whole_v2_entry(&window[0], window_size, at, position, end, &reason)
         if total == 0:
