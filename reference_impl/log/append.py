@@ -16,12 +16,12 @@ from __future__ import annotations
 from .. import _speedups
 from ..errors import Category, InvalidArgumentError, LogOperationError
 from ..records import TimestampType
+from ..records.stream import iter_memory_batches
 from .log_validator import (
     AppendOrigin,
     LogAppendInfo,
     analyze_and_validate_records,
     assign_offsets_as_leader,
-    iter_memory_batches,
 )
 from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has_producer_id
 from .producer_state_rebuild import update_producers

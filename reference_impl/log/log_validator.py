@@ -19,25 +19,21 @@ batches, legacy included, as they are.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 from ..constants import UNKNOWN_OFFSET
 from ..errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
-from ..records import Batch, Compression, TimestampType
+from ..records import Compression, TimestampType
 from ..records.batch import (
-    LOG_OVERHEAD,
     set_base_offset,
     set_max_timestamp,
     set_partition_leader_epoch,
 )
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from ..records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
+from ..records.stream import iter_memory_batches
 
 MAX_CODEC_ID = 4  # zstd; ids 5 to 7 name no codec
-_PREFIX = struct.Struct(">qi")
 
 
 class AppendOrigin(Enum):
@@ -72,38 +68,6 @@ class LogAppendInfo:
         if self.first_offset != UNKNOWN_OFFSET:
             return self.first_offset
         return self.last_offset_of_first_batch
-
-
-def iter_memory_batches(data: bytes) -> Iterator[Batch]:
-    """ByteBufferLogInputStream: the batches of an in-memory set.
-
-    Fewer than 12 bytes left ends the set; a size below 14 is ``invalid_batch_size``;
-    fewer than 17 bytes left ends the set; a magic outside 0..2 is ``bad_magic``; a batch
-    not wholly present ends the set. ``validBytes`` then excludes the tail.
-    """
-    position = 0
-    while len(data) - position >= LOG_OVERHEAD:
-        offset, size = _PREFIX.unpack_from(data, position)
-        if size < MIN_ENTRY_SIZE:
-            raise CorruptRecordError(
-                Category.INVALID_BATCH_SIZE,
-                f"record size {size} is less than the minimum record overhead ({MIN_ENTRY_SIZE})",
-                position=position,
-            )
-        if len(data) - position < HEADER_SIZE_UP_TO_MAGIC:
-            return
-        magic = data[position + 16]
-        if magic > 2:  # a Java byte: 0x80..0xff are negative, so also invalid
-            raise CorruptRecordError(
-                Category.BAD_MAGIC, f"invalid magic found in record: {magic}", position=position
-            )
-        total = LOG_OVERHEAD + size
-        if len(data) - position < total:
-            return
-        yield parse_entry(
-            data[position : position + total], magic, position=position, file=None, offset=offset
-        )
-        position += total
 
 
 def analyze_and_validate_records(
