@@ -1,6 +1,6 @@
 """The log start offset and segment deletion (spec/behaviour/retention.md).
 
-The retention half of ``Log`` [UnifiedLog.scala deleteOldSegments, deletableSegments,
+The retention half of ``UnifiedLog`` [UnifiedLog.scala deleteOldSegments, deletableSegments,
 deleteSegments, maybeIncrementLogStartOffset]. Data leaves the start of a log in
 whole segments, in three passes run by ``delete_old_segments``:
 
@@ -28,7 +28,7 @@ Predicate = Callable[[LogSegment, LogSegment | None], bool]
 
 
 class LogRetention:
-    """Mixed into ``Log``: everything here reads and changes the log's own state."""
+    """Mixed into ``UnifiedLog``: everything here reads and changes the log's own state."""
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """RET-1 to RET-3: raise the log start offset (never lower it). Above the high watermark it is

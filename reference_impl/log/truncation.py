@@ -4,7 +4,7 @@ truncateFullyAndStartAt [core/.../log/UnifiedLog.scala].
 Truncation removes data from the end of the log: whole batches from the one holding the
 target offset on (LocalLog.truncateTo cuts the segments), then the leader epoch cache,
 the log start offset and the producer state follow (SNAP-B-5, SNAP-B-7), and the
-checkpoints are written. ``LogTruncation`` is mixed into ``Log`` (unified_log.py).
+checkpoints are written. ``LogTruncation`` is mixed into ``UnifiedLog`` (unified_log.py).
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from .producer_state_rebuild import rebuild_producer_state
 
 
 class LogTruncation:
-    """Mixed into ``Log``: removing data from the end."""
+    """Mixed into ``UnifiedLog``: removing data from the end."""
 
     def truncate_to(self, target_offset: int) -> bool:
         """TRUNC-1 to TRUNC-7, LEPOCH-8: remove every batch holding an offset >= ``target_offset``.
