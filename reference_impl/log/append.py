@@ -7,7 +7,7 @@ sizes and CRCs (log_validator.py), a leader's offsets and timestamps, the set's 
 against ``segment_bytes``, then each producer's sequences and epochs against its state
 (producer_state.py). Only then may the log roll (roll.py), the epoch cache learn the
 batches' epochs and the active segment take the bytes; the producer state is applied
-after the write, and ``flush_messages`` may flush. ``LogAppend`` is mixed into ``Log``
+after the write, and ``flush_messages`` may flush. ``LogAppend`` is mixed into ``UnifiedLog``
 (unified_log.py).
 """
 
@@ -31,7 +31,7 @@ _lean_append = None  # the compiled path of a client's common batch, below
 
 
 class LogAppend:
-    """Mixed into ``Log``: the two appends and their producer-state steps."""
+    """Mixed into ``UnifiedLog``: the two appends and their producer-state steps."""
 
     def append_as_leader(
         self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT
@@ -81,22 +81,8 @@ class LogAppend:
                 f"{self.log_end_offset}; the append holds offsets {first} to {info.last_offset}",
                 offset=first,
             )
-        # APPEND-20, APPEND-21 come before any change; Kafka makes them after updating the
-        # epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)
         batches = list(iter_memory_batches(valid))
-        for batch in batches:
-            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
-                raise InvalidArgumentError(
-                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
-                    f"{batch.partition_leader_epoch} into the epoch cache",
-                    offset=batch.base_offset,
-                )
-        if len(valid) > self.config.segment_bytes:
-            raise LogOperationError(
-                Category.RECORD_BATCH_TOO_LARGE,
-                f"message batch size is {len(valid)} bytes, which exceeds the maximum configured "
-                f"segment size of {self.config.segment_bytes}",
-            )
+        self._check_before_write(batches, len(valid))
         # LEPOCH-5: the epoch cache learns each v2 batch's epoch; a legacy batch empties it
         for batch in batches:
             if batch.magic >= 2:
@@ -117,6 +103,24 @@ class LogAppend:
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
         return info
+
+    def _check_before_write(self, batches: list, size: int) -> None:
+        """APPEND-20, APPEND-21: a v2 batch's negative leader epoch and a set larger than
+        ``segment_bytes`` are refused before any change; Kafka checks them after updating the
+        epoch cache, so a refused set can leave an epoch entry (append.md §1, Deviation)."""
+        for batch in batches:
+            if batch.magic >= 2 and batch.partition_leader_epoch < 0:
+                raise InvalidArgumentError(
+                    f"a batch at offset {batch.base_offset} carries the negative leader epoch "
+                    f"{batch.partition_leader_epoch} into the epoch cache",
+                    offset=batch.base_offset,
+                )
+        if size > self.config.segment_bytes:
+            raise LogOperationError(
+                Category.RECORD_BATCH_TOO_LARGE,
+                f"message batch size is {size} bytes, which exceeds the maximum configured "
+                f"segment size of {self.config.segment_bytes}",
+            )
 
     def _assign_offsets(
         self, info: LogAppendInfo, records: bytes, leader_epoch: int, origin: AppendOrigin
