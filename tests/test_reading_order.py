@@ -2,8 +2,9 @@
 
 Every module of reference_impl is on the page, every file the page names exists, the
 reading order goes bottom up as the page says, every module's docstring points at the
-spec page it implements and at its Kafka counterpart, and no module of the log or the
-tools outgrows what one sitting reads (the guideline is about 400 lines, as h11's).
+spec page it implements and at its Kafka counterpart, no module of the log or the
+tools outgrows what one sitting reads (the guideline is about 400 lines, as h11's), and no
+class reads an attribute it (or a base) does not declare.
 """
 
 from __future__ import annotations
@@ -78,3 +79,50 @@ def test_no_module_outgrows_one_sitting():
         for p in (ROOT / package).rglob("*.py")
     }
     assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+
+
+def _declared_and_read(cls: ast.ClassDef) -> tuple[set[str], set[str]]:
+    """What a class declares (its methods, class-level names, ``self.x = ...`` anywhere in
+    it) and which ``self.x`` it reads."""
+    declared = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            declared |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    read = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self":
+            (declared if isinstance(node.ctx, ast.Store) else read).add(node.attr)
+    return declared, read
+
+
+def test_no_class_reads_what_it_does_not_declare():
+    """Issue 24 point 4: a class of the reference reads only what it or its bases declare; a
+    mixin states what it uses of its host (as append.py's LogAppend does), so that nothing
+    reads attributes of a host it never names. Classes built on outside bases (Exception,
+    Enum, NamedTuple, Protocol) are not checked."""
+    classes: dict[str, list[tuple[str, set[str], set[str], list[str]]]] = {}
+    for module in MODULES:
+        for node in ast.walk(ast.parse((ROOT / module).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = [getattr(b, "id", getattr(b, "attr", "")) for b in node.bases]
+                classes.setdefault(node.name, []).append((module, *_declared_and_read(node), bases))
+
+    def provided(name: str, seen: tuple[str, ...] = ()) -> set[str]:
+        names: set[str] = set()
+        for _, declared, _, bases in classes.get(name, []):
+            names |= declared
+            for base in (b for b in bases if b not in seen):
+                names |= provided(base, (*seen, name))
+        return names
+
+    undeclared = {
+        f"{module}:{name}": sorted(read - provided(name))
+        for name, entries in classes.items()
+        for module, _, read, bases in entries
+        if all(b in classes for b in bases) and read - provided(name)
+    }
+    assert undeclared == {}

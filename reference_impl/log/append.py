@@ -13,6 +13,9 @@ after the write, and ``flush_messages`` may flush. ``LogAppend`` is mixed into `
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from .. import _speedups
 from ..errors import Category, InvalidArgumentError, LogOperationError
 from ..records import TimestampType
@@ -27,11 +30,32 @@ from .producer_state import BatchMetadata, CompletedTxn, ProducerAppendInfo, has
 from .producer_state_rebuild import update_producers
 from .segment import LogSegment
 
+if TYPE_CHECKING:
+    from .clock import Clock
+    from .config import LogConfig
+    from .leader_epoch import LeaderEpochFileCache
+    from .local_log import LocalLog
+    from .producer_state_manager import ProducerStateManager
+
 _lean_append = None  # the compiled path of a client's common batch, below
 
 
 class LogAppend:
-    """Mixed into ``UnifiedLog``: the two appends and their producer-state steps."""
+    """Mixed into ``UnifiedLog``: the two appends and their producer-state steps. What it
+    uses of UnifiedLog (unified_log.py) is declared here."""
+
+    config: LogConfig
+    clock: Clock
+    local_log: LocalLog
+    leader_epoch_cache: LeaderEpochFileCache
+    producer_state_manager: ProducerStateManager
+    log_start_offset: int
+    log_end_offset: int
+    recovery_point: int
+    _begin: Callable[[], None]
+    _flush: Callable[..., None]
+    _update_high_watermark: Callable[[], None]
+    maybe_roll: Callable[[int, LogAppendInfo], LogSegment]
 
     def append_as_leader(
         self, records: bytes, leader_epoch: int, origin: AppendOrigin = AppendOrigin.CLIENT

@@ -20,15 +20,42 @@ and keeps its LEO.
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import TYPE_CHECKING
 
 from ..errors import Category, LogOperationError
 from .segment import LogSegment
+
+if TYPE_CHECKING:
+    from .clock import Clock
+    from .config import LogConfig
+    from .leader_epoch import LeaderEpochFileCache
+    from .local_log import LocalLog
+    from .log_segments import LogSegments
+    from .producer_state_manager import ProducerStateManager
 
 Predicate = Callable[[LogSegment, LogSegment | None], bool]
 
 
 class LogRetention:
-    """Mixed into ``UnifiedLog``: everything here reads and changes the log's own state."""
+    """Mixed into ``UnifiedLog``: everything here reads and changes the log's own state,
+    declared here as UnifiedLog (unified_log.py) provides it."""
+
+    config: LogConfig
+    clock: Clock
+    local_log: LocalLog
+    segments: LogSegments
+    leader_epoch_cache: LeaderEpochFileCache
+    producer_state_manager: ProducerStateManager
+    log_start_offset: int
+    log_end_offset: int
+    high_watermark: int
+    size: int
+    _begin: Callable[[], None]
+    _roll: Callable[[int | None], LogSegment]
+    _update_log_start_offset: Callable[[int], None]
+    _maybe_increment_first_unstable_offset: Callable[[], None]
+    _write_checkpoints: Callable[[], None]
+    _delete_producer_snapshots: Callable[[list[LogSegment]], None]
 
     def maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
         """RET-1 to RET-3: raise the log start offset (never lower it). Above the high watermark it is

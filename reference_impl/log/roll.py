@@ -6,8 +6,8 @@ Before each append the log asks its active segment whether to roll
 Table 1, declared once (``ROLL_CONDITIONS``), in Kafka's order of evaluation (the order
 matters: the index conditions open the lazy index files, so they are only looked at when
 the cheaper ones fail).
-``LogSegment.should_roll`` (segment.py) evaluates the table; ``LogRoll``, mixed into
-``UnifiedLog`` (unified_log.py), rolls when a row holds.
+``LogSegment.should_roll`` (segment.py) evaluates the table; ``UnifiedLog.maybe_roll``
+(unified_log.py) rolls when a row holds.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from ..constants import INT32_MAX, UNKNOWN_OFFSET
-from .log_validator import LogAppendInfo
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
 
@@ -94,44 +92,3 @@ def roll_reason(segment: RollingSegment, params: RollParams) -> str | None:
         if condition.holds(segment, params):
             return condition.name
     return None
-
-
-class LogRoll:
-    """Mixed into ``UnifiedLog``: rolling the log to a new active segment."""
-
-    def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> RollingSegment:
-        """ROLL-1, ROLL-11: roll when the active segment meets a roll condition. The new base offset is
-        the set's first offset, or for a legacy follower set (first offset unknown) its
-        last offset - (2^31 - 1), raised to the LEO by the roll."""
-        segment = self.segments.active_segment
-        if not segment.should_roll(self.roll_params(messages_size, info)):
-            return segment
-        if info.first_offset == UNKNOWN_OFFSET:
-            return self._roll(info.last_offset - INT32_MAX)
-        return self._roll(info.first_offset)
-
-    def roll_params(self, messages_size: int, info: LogAppendInfo) -> RollParams:
-        """What the roll conditions look at before appending ``info``'s set."""
-        return RollParams(
-            max_segment_ms=self.config.max_segment_ms,
-            max_segment_bytes=self.config.segment_bytes,
-            max_timestamp_in_messages=info.max_timestamp,
-            max_offset_in_messages=info.last_offset,
-            messages_size=messages_size,
-            now=self.clock.milliseconds(),
-        )
-
-    def roll(self, expected_next_offset: int | None = None) -> RollingSegment:
-        """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
-        self._begin()
-        return self._roll(expected_next_offset)
-
-    def _roll(self, expected_next_offset: int | None) -> RollingSegment:
-        new_segment = self.local_log.roll(expected_next_offset)
-        # SNAP-B-1: a snapshot named after the new base, so recovering the new segment can
-        # start from it; the map end offset is set to the base (it may lie above the LEO)
-        self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
-        self.producer_state_manager.take_snapshot()
-        # Kafka flushes up to the new base in the background; the reference does it at once
-        self._flush(new_segment.base_offset, including_offset=False)
-        return new_segment

@@ -9,13 +9,38 @@ checkpoints are written. ``LogTruncation`` is mixed into ``UnifiedLog`` (unified
 
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
 from ..errors import InvalidArgumentError
 from .log_cleaner_manager import maybe_truncate_checkpoint
 from .producer_state_rebuild import rebuild_producer_state
 
+if TYPE_CHECKING:
+    from .clock import Clock
+    from .leader_epoch import LeaderEpochFileCache
+    from .local_log import LocalLog
+    from .log_segments import LogSegments
+    from .producer_state_manager import ProducerStateManager
+    from .segment import LogSegment
+
 
 class LogTruncation:
-    """Mixed into ``UnifiedLog``: removing data from the end."""
+    """Mixed into ``UnifiedLog``: removing data from the end. What it uses of UnifiedLog
+    (unified_log.py) is declared here."""
+
+    clock: Clock
+    local_log: LocalLog
+    segments: LogSegments
+    active_segment: LogSegment
+    leader_epoch_cache: LeaderEpochFileCache
+    producer_state_manager: ProducerStateManager
+    log_start_offset: int
+    log_end_offset: int
+    _begin: Callable[[], None]
+    _update_high_watermark: Callable[[], None]
+    _write_checkpoints: Callable[[], None]
+    _delete_producer_snapshots: Callable[[list[LogSegment]], None]
 
     def truncate_to(self, target_offset: int) -> bool:
         """TRUNC-1 to TRUNC-7, LEPOCH-8: remove every batch holding an offset >= ``target_offset``.

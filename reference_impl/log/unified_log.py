@@ -1,6 +1,5 @@
 """UnifiedLog (exported as ``Log`` too): one partition directory, Kafka's UnifiedLog
-[core/.../log/UnifiedLog.scala]
-(spec/behaviour/model.md, read.md, flush.md).
+[core/.../log/UnifiedLog.scala] (spec/behaviour/model.md, read.md, flush.md, roll.md).
 
 The log appends to its active (last) segment and rolls to a new one when a roll
 condition holds; reads find a segment by offset; truncation and retention remove
@@ -18,8 +17,8 @@ checked, transactions are tracked, aborted ones indexed in ``.txnindex``, and th
 **last stable offset** (the first offset of a transaction still open) bounds
 read_committed reads. The segment files and the LEO and recovery point are
 LocalLog's (local_log.py). The operations are grouped by spec chapter, each a mixin of
-``UnifiedLog``: append.py, roll.py, truncation.py (truncate.md) and retention.py (one
-class would be ~770 lines, past the module limit; see docs/reading-order.md).
+``UnifiedLog``: append.py, truncation.py (truncate.md) and retention.py (one class
+would be ~770 lines, past the module limit); the roll is here, its conditions roll.py's.
 """
 
 from __future__ import annotations
@@ -27,6 +26,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..constants import INT32_MAX, UNKNOWN_OFFSET
 from ..errors import Category, LogOperationError
 from ..formats.file_naming import parse_partition_dir_name
 from . import checkpoint_files as ckpt
@@ -40,13 +40,14 @@ from .leader_epoch import LeaderEpochFileCache
 from .loader import LoadOptions, load_partition
 from .local_log import LocalLog, offset_out_of_range
 from .log_segments import LogSegments
+from .log_validator import LogAppendInfo
 from .offset_overflow import replace_segments
 from .producer_state_manager import ProducerStateManager
 from .producer_state_rebuild import (
     delete_producer_snapshots,
 )
 from .retention import LogRetention
-from .roll import LogRoll
+from .roll import RollParams
 from .scheduler import Scheduler
 from .segment import LogSegment
 from .timestamp_lookup import fetch_offset_by_timestamp
@@ -70,7 +71,7 @@ class LogState:
     last_stable_offset: int
 
 
-class UnifiedLog(LogAppend, LogRoll, LogTruncation, LogRetention):
+class UnifiedLog(LogAppend, LogTruncation, LogRetention):
     def __init__(
         self,
         local_log: LocalLog,
@@ -246,6 +247,44 @@ class UnifiedLog(LogAppend, LogRoll, LogTruncation, LogRetention):
             self.local_log.flush(flush_offset)
             self.local_log.mark_flushed(offset)
             self._write_checkpoints()
+
+    # --- roll (ROLL) ---
+
+    def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> LogSegment:
+        """ROLL-1, ROLL-11: roll when a roll condition holds, at the set's first offset (a legacy
+        follower set's unknown: its last offset - (2^31 - 1)), raised to the LEO by the roll."""
+        segment = self.segments.active_segment
+        if not segment.should_roll(self.roll_params(messages_size, info)):
+            return segment
+        if info.first_offset == UNKNOWN_OFFSET:
+            return self._roll(info.last_offset - INT32_MAX)
+        return self._roll(info.first_offset)
+
+    def roll_params(self, messages_size: int, info: LogAppendInfo) -> RollParams:
+        """What the roll conditions look at before appending ``info``'s set."""
+        return RollParams(
+            max_segment_ms=self.config.max_segment_ms,
+            max_segment_bytes=self.config.segment_bytes,
+            max_timestamp_in_messages=info.max_timestamp,
+            max_offset_in_messages=info.last_offset,
+            messages_size=messages_size,
+            now=self.clock.milliseconds(),
+        )
+
+    def roll(self, expected_next_offset: int | None = None) -> LogSegment:
+        """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
+        self._begin()
+        return self._roll(expected_next_offset)
+
+    def _roll(self, expected_next_offset: int | None) -> LogSegment:
+        new_segment = self.local_log.roll(expected_next_offset)
+        # SNAP-B-1: a snapshot named after the new base, so recovering the new segment can
+        # start from it; the map end offset is set to the base (it may lie above the LEO)
+        self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
+        self.producer_state_manager.take_snapshot()
+        # Kafka flushes up to the new base in the background; the reference does it at once
+        self._flush(new_segment.base_offset, including_offset=False)
+        return new_segment
 
     # --- read (READ) ---
     def read(
