@@ -37,8 +37,7 @@ from test_speedups import (
 from reference_impl import _speedups
 from reference_impl.errors import KafkaLogError
 from reference_impl.log import _compiled_append
-from reference_impl.log import append as append_module
-from reference_impl.log.append import LogAppend
+from reference_impl.log import unified_log as append_module
 from reference_impl.log.clock import ManualClock
 from reference_impl.log.config import LogConfig
 from reference_impl.log.log_validator import AppendOrigin, analyze_and_validate_records
@@ -171,7 +170,7 @@ def _readable_checks(log, records: bytes, leader_epoch: int):
     )  # fmt: skip
     if info.valid_bytes <= 0:
         return info
-    valid = LogAppend._assign_offsets(
+    valid = Log._assign_offsets(
         log, info, records[: info.valid_bytes], leader_epoch, AppendOrigin.CLIENT
     )
     return info, valid, *iter_memory_batches(valid)

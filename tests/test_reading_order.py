@@ -26,6 +26,15 @@ FILE = re.compile(r"`(reference_impl/[\w/]+\.py)`")
 SPEC_PAGE = re.compile(r"spec/(?:formats|behaviour)/(?:[\w-]+/)?[\w-]+\.md|spec/README\.md")
 KAFKA_SOURCE = re.compile(r"\b\w+\.(?:java|scala)\b")
 MAX_MODULE_LINES = 420  # ~400: a little room before a module must be split
+# The modules allowed past the limit, each capped at the size it had when it was allowed
+# (it may shrink, not grow), with the reason (docs/reading-order.md repeats it).
+MODULE_SIZE_EXCEPTIONS = {
+    "reference_impl/log/unified_log.py": (
+        777,
+        "Kafka's UnifiedLog is one class, 2,253 lines in 4.0's Scala; splitting it by mixins "
+        "made each part read attributes it never declares (issue 24 point 4)",
+    ),
+}
 
 
 def page_text() -> str:
@@ -78,7 +87,19 @@ def test_no_module_outgrows_one_sitting():
         for package in ("reference_impl", "klogspec")
         for p in (ROOT / package).rglob("*.py")
     }
-    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+    limits = {m: cap for m, (cap, _) in MODULE_SIZE_EXCEPTIONS.items()}
+    assert {m: n for m, n in sizes.items() if n > limits.get(m, MAX_MODULE_LINES)} == {}
+    # an exception for a module back within the limit is stale: drop it
+    assert {m for m in limits if sizes.get(m, 0) <= MAX_MODULE_LINES} == set()
+
+
+def test_module_size_exceptions_are_explained_on_the_reading_order_page():
+    """The page's section on module sizes names each exception, its cap and its reason."""
+    section = page_text().split("## Module sizes", 1)[-1].split("\n## ", 1)[0]
+    text = " ".join(section.split())
+    for module, (cap, reason) in MODULE_SIZE_EXCEPTIONS.items():
+        assert f"`{module}`" in text and f"{cap:,} lines" in text, module
+        assert reason.split(" (issue")[0] in text, module
 
 
 def _declared_and_read(cls: ast.ClassDef) -> tuple[set[str], set[str]]:
@@ -101,8 +122,8 @@ def _declared_and_read(cls: ast.ClassDef) -> tuple[set[str], set[str]]:
 
 def test_no_class_reads_what_it_does_not_declare():
     """Issue 24 point 4: a class of the reference reads only what it or its bases declare; a
-    mixin states what it uses of its host (as append.py's LogAppend does), so that nothing
-    reads attributes of a host it never names. Classes built on outside bases (Exception,
+    mixin would state what it uses of its host, so that nothing reads attributes of a host
+    it never names. Classes built on outside bases (Exception,
     Enum, NamedTuple, Protocol) are not checked."""
     classes: dict[str, list[tuple[str, set[str], set[str], list[str]]]] = {}
     for module in MODULES:

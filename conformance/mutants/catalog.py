@@ -9,7 +9,6 @@ from collections import deque
 from pathlib import Path
 
 import reference_impl.formats.file_naming as naming
-import reference_impl.log.append as log_append
 import reference_impl.log.unified_log as log
 from reference_impl.errors import Category, KafkaLogError, LogOperationError
 from reference_impl.formats.index_entries import AbortedTxn, TimestampOffset
@@ -24,7 +23,6 @@ from reference_impl.log import (
     offset_index,
     producer_state,
     producer_state_manager,
-    retention,
     roll,
     segment,
     time_index,
@@ -56,7 +54,7 @@ _ORIGINAL = {
     "recover": Seg.recover,
     "opening": clean_shutdown.LogDirs.opening,
     "log_roll": Log._roll,
-    "update_producers": log_append.update_producers,
+    "update_producers": log.update_producers,
     "append_data_batch": Append.append_data_batch,
     "read_snapshot": producer_state_manager.read_snapshot,
     "collect_aborted": local_log.LocalLog.collect_aborted_transactions,
@@ -221,7 +219,7 @@ def _analyze(**override):
             kwargs["max_message_bytes"] += override["max_message_bytes_delta"]
         return _ORIGINAL["analyze"](records, **kwargs)
 
-    return [(log_append, "analyze_and_validate_records", analyze)]
+    return [(log, "analyze_and_validate_records", analyze)]
 
 
 def _append_refusing_exact_segment(
@@ -716,9 +714,9 @@ CATALOG = (
     Mutant("deleted-files-removed-at-once", "file_delete_delay_ms ignored", frozenset({"RET-14"}), ("model.scheduler.*", "retention.start.*"),
            lambda: [(local_log, "delete_segment_files", _delete_at_once)]),
     Mutant("retention-size-off-by-one", "a segment is deleted by size only when the excess stays above 0", frozenset({"RET-8"}), ("retention.size.*",),
-           lambda: [(retention.LogRetention, "_delete_retention_size_breached_segments", _size_pass_strict)]),
+           lambda: [(Log, "_delete_retention_size_breached_segments", _size_pass_strict)]),
     Mutant("retention-time-inclusive", ">= for > in the time pass", frozenset({"RET-7"}), ("retention.time.*",),
-           lambda: [(retention.LogRetention, "_delete_retention_ms_breached_segments", _time_pass_inclusive)]),
+           lambda: [(Log, "_delete_retention_ms_breached_segments", _time_pass_inclusive)]),
     Mutant("flush-does-not-move-recovery-point", "a flush never raises the recovery point", frozenset({"FLUSH-5"}), ("flush.recovery-point.*",),
            lambda: [(local_log.LocalLog, "mark_flushed", lambda self, offset: None)]),
     Mutant("close-without-final-time-entry", "close does not append the largest timestamp to the time index", frozenset({"FLUSH-8"}), ("flush.close.*",),
@@ -744,7 +742,7 @@ CATALOG = (
     Mutant("older-epoch-accepted", "a batch of an older producer epoch is accepted", frozenset({"PSTATE-5"}), ("producer.epoch.*",),
            lambda: [(Append, "_check_producer_epoch", lambda self, epoch, offset: None)]),
     Mutant("follower-checks-sequences", "follower appends are checked as a client's", frozenset({"PSTATE-8"}), ("producer.follower.*",),
-           lambda: [(log_append, "update_producers", _update_producers_as_client)]),
+           lambda: [(log, "update_producers", _update_producers_as_client)]),
     Mutant("retains-six-batches", "six batches per producer are kept for duplicate detection", frozenset({"PSTATE-2"}), ("producer.duplicate.*",),
            lambda: [(producer_state, "NUM_BATCHES_TO_RETAIN", 6)]),
     Mutant("new-epoch-any-sequence", "a new producer epoch may start at any sequence", frozenset({"PSTATE-7"}), ("producer.epoch.*",),

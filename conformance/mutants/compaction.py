@@ -5,13 +5,12 @@ from __future__ import annotations
 
 import dataclasses
 
-from reference_impl.log import append as log_append
 from reference_impl.log import (
     cleaned_transaction_metadata,
     log_cleaner,
     log_cleaner_manager,
     record_filter,
-    truncation,
+    unified_log,
 )
 from reference_impl.log import log_validator as validator
 
@@ -125,7 +124,7 @@ COMPACTION = (
     Mutant("clean-any-policy", "a log with cleanup_policy delete is cleaned too", frozenset({"COMPACT-1"}), ("compaction.policy.*",),
            lambda: [(Manager, "grab_filthiest_compacted_log", _cleaning_any_policy)]),
     Mutant("compacted-accepts-keyless", "a compacted topic takes a record without a key", frozenset({"COMPACT-3"}), ("compaction.append.*",),
-           lambda: [(log_append, "assign_offsets_as_leader", _keyless_accepted)]),
+           lambda: [(unified_log, "assign_offsets_as_leader", _keyless_accepted)]),
     Mutant("checkpoint-reset-unwritten", "an out-of-range checkpoint is reset for the pass but not rewritten", frozenset({"COMPACT-4"}), ("compaction.checkpoint.*",),
            lambda: [(Manager, "cleanable_offsets", _offsets_reset_unwritten)]),
     Mutant("clean-past-last-stable-offset", "the cleanable range ignores open transactions", frozenset({"COMPACT-5"}), ("compaction.range.*",),
@@ -151,5 +150,5 @@ COMPACTION = (
     Mutant("groups-ignore-segment-bytes", "every segment below the end offset is cleaned into one", frozenset({"COMPACT-22"}), ("compaction.basic.*", "compaction.group.*"),
            lambda: [(log_cleaner, "group_segments_by_size", _group_everything)]),
     Mutant("truncation-keeps-cleaner-checkpoint", "a truncation below the cleaned offset leaves cleaner-offset-checkpoint", frozenset({"COMPACT-27"}), ("compaction.checkpoint.*",),
-           lambda: [(truncation, "maybe_truncate_checkpoint", lambda log, offset: None)]),
+           lambda: [(unified_log, "maybe_truncate_checkpoint", lambda log, offset: None)]),
 )  # fmt: skip

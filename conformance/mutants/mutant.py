@@ -9,7 +9,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from unittest import mock
 
-from reference_impl.log import append as log_append
+from reference_impl.log import unified_log
 
 from ..transport import ImplSpec, _python_env
 
@@ -28,7 +28,7 @@ class Mutant:
             # a mutant is the readable reference with one bug: the compiled append path
             # (reference_impl/log/_compiled_append.py) takes a client's common append
             # without the readable steps a mutant changes, so it is off while one runs
-            stack.enter_context(mock.patch.object(log_append, "_lean_append", None))
+            stack.enter_context(mock.patch.object(unified_log, "_lean_append", None))
             for target, attr, value in self.patches():
                 stack.enter_context(mock.patch.object(target, attr, value))
             yield

@@ -10,7 +10,6 @@ from __future__ import annotations
 import dataclasses
 
 from reference_impl.formats.index_entries import TimestampOffset
-from reference_impl.log import append as log_append
 from reference_impl.log import (
     file_records,
     log_validator,
@@ -177,7 +176,7 @@ _SEARCH = (file_records.FileRecords, "search_for_timestamp")
 
 TIMESTAMP_MUTANTS = (
     Mutant("log-append-time-offset-at-first-offset", "a LogAppendTime append names its first offset as the offset of its maxTimestamp", frozenset({"APPEND-24"}), ("append.log-append-time.*",),
-           lambda: [(log_append, "assign_offsets_as_leader", _assign_naming_first_offset)]),
+           lambda: [(unified_log, "assign_offsets_as_leader", _assign_naming_first_offset)]),
     Mutant("max-timestamp-at-batch-last-offset", "-3 answers the last offset of the batch holding the largest timestamp (Kafka 3.7.0, KAFKA-16310)", frozenset({"READ-19"}), ("read.time.*",),
            lambda: [(timestamp_lookup, "_max_timestamp", _max_timestamp_with(_first_greatest, lambda b, t: b.last_offset))]),
     Mutant("max-timestamp-at-batch-base-offset", "-3 answers the base offset of the batch holding the largest timestamp", frozenset({"READ-19"}), ("read.time.*",),
