@@ -18,7 +18,7 @@ from .log.clock import ManualClock, SystemClock
 from .log.config import LogConfig
 from .log.loader import LoadOptions
 from .log.segment import LogSegment
-from .log.unified_log import Log
+from .log.unified_log import Log, UnifiedLog
 from .records import SimpleRecord, build_record_batch, iter_batches, iter_file_batches
 
 __all__ = [
@@ -31,6 +31,7 @@ __all__ = [
     "ManualClock",
     "SimpleRecord",
     "SystemClock",
+    "UnifiedLog",
     "build_record_batch",
     "iter_batches",
     "iter_file_batches",

@@ -36,15 +36,10 @@ from test_speedups import (
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.log import _compiled_append
-from reference_impl.log import append as append_module
-from reference_impl.log.append import LogAppend
+from reference_impl.log import unified_log as append_module
 from reference_impl.log.clock import ManualClock
 from reference_impl.log.config import LogConfig
-from reference_impl.log.log_validator import (
-    AppendOrigin,
-    analyze_and_validate_records,
-    iter_memory_batches,
-)
+from reference_impl.log.log_validator import AppendOrigin, analyze_and_validate_records
 from reference_impl.log.offset_index import OffsetIndex
 from reference_impl.log.unified_log import Log
 from reference_impl.records import (
@@ -57,6 +52,7 @@ from reference_impl.records import (
 from reference_impl.records.batch import ATTRIBUTES_OFFSET, CRC_OFFSET
 from reference_impl.records.checksums import crc32c
 from reference_impl.records.record import INT32_MAX
+from reference_impl.records.stream import iter_memory_batches
 
 FEWER = settings(CASES, max_examples=60)  # a log directory per example
 SIZES = st.sampled_from([0, 1, 5, 63, 64, 100, 1024, 8191, 8192])
@@ -172,7 +168,7 @@ def _readable_checks(log, records: bytes, leader_epoch: int):
     )  # fmt: skip
     if info.valid_bytes <= 0:
         return info
-    valid = LogAppend._assign_offsets(
+    valid = Log._assign_offsets(
         log, info, records[: info.valid_bytes], leader_epoch, AppendOrigin.CLIENT
     )
     return info, valid, *iter_memory_batches(valid)

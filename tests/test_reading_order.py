@@ -2,9 +2,10 @@
 
 Every module of reference_impl is on the page, every file the page names exists, the
 reading order goes bottom up as the page says, every module's docstring points at the
-spec page it implements and at its Kafka counterpart, and no module of the log, the
-tools or the conformance harness outgrows what one sitting reads (the guideline is about
-400 lines, as h11's), nor any function of the harness one screen (60 lines).
+spec page it implements and at its Kafka counterpart, no module of the log, the tools
+or the conformance harness outgrows what one sitting reads (the guideline is about 400
+lines, as h11's), nor any function one screen (60 lines), and no class reads an attribute
+it (or a base) does not declare.
 """
 
 from __future__ import annotations
@@ -28,9 +29,17 @@ KAFKA_SOURCE = re.compile(r"\b\w+\.(?:java|scala)\b")
 MAX_MODULE_LINES = 420  # ~400: a little room before a module must be split
 MAX_FUNCTION_LINES = 60  # one screen, its docstring included
 SIZED_PACKAGES = ("reference_impl", "klogspec", "conformance")
-# the packages held to MAX_FUNCTION_LINES; reference_impl and klogspec join once their
-# longest functions are split (issue 24's targets)
-SHORT_FUNCTION_PACKAGES = ("conformance",)
+# the packages held to MAX_FUNCTION_LINES (issue 24's targets)
+SHORT_FUNCTION_PACKAGES = SIZED_PACKAGES
+# The modules allowed past the limit, each capped at the size it had when it was allowed
+# (it may shrink, not grow), with the reason (docs/reading-order.md repeats it).
+MODULE_SIZE_EXCEPTIONS = {
+    "reference_impl/log/unified_log.py": (
+        781,
+        "Kafka's UnifiedLog is one class, 2,253 lines in 4.0's Scala; splitting it by mixins "
+        "made each part read attributes it never declares (issue 24 point 4)",
+    ),
+}
 
 
 def page_text() -> str:
@@ -83,7 +92,66 @@ def test_no_module_outgrows_one_sitting():
         for package in SIZED_PACKAGES
         for p in (ROOT / package).rglob("*.py")
     }
-    assert {m: n for m, n in sizes.items() if n > MAX_MODULE_LINES} == {}
+    limits = {m: cap for m, (cap, _) in MODULE_SIZE_EXCEPTIONS.items()}
+    assert {m: n for m, n in sizes.items() if n > limits.get(m, MAX_MODULE_LINES)} == {}
+    # an exception for a module back within the limit is stale: drop it
+    assert {m for m in limits if sizes.get(m, 0) <= MAX_MODULE_LINES} == set()
+
+
+def test_module_size_exceptions_are_explained_on_the_reading_order_page():
+    """The page's section on module sizes names each exception, its cap and its reason."""
+    section = page_text().split("## Module sizes", 1)[-1].split("\n## ", 1)[0]
+    text = " ".join(section.split())
+    for module, (cap, reason) in MODULE_SIZE_EXCEPTIONS.items():
+        assert f"`{module}`" in text and f"{cap:,} lines" in text, module
+        assert reason.split(" (issue")[0] in text, module
+
+
+def _declared_and_read(cls: ast.ClassDef) -> tuple[set[str], set[str]]:
+    """What a class declares (its methods, class-level names, ``self.x = ...`` anywhere in
+    it) and which ``self.x`` it reads."""
+    declared = set()
+    for node in cls.body:
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            declared.add(node.name)
+        elif isinstance(node, ast.AnnAssign) and isinstance(node.target, ast.Name):
+            declared.add(node.target.id)
+        elif isinstance(node, ast.Assign):
+            declared |= {t.id for t in node.targets if isinstance(t, ast.Name)}
+    read = set()
+    for node in ast.walk(cls):
+        if isinstance(node, ast.Attribute) and getattr(node.value, "id", None) == "self":
+            (declared if isinstance(node.ctx, ast.Store) else read).add(node.attr)
+    return declared, read
+
+
+def test_no_class_reads_what_it_does_not_declare():
+    """Issue 24 point 4: a class of the reference reads only what it or its bases declare; a
+    mixin would state what it uses of its host, so that nothing reads attributes of a host
+    it never names. Classes built on outside bases (Exception,
+    Enum, NamedTuple, Protocol) are not checked."""
+    classes: dict[str, list[tuple[str, set[str], set[str], list[str]]]] = {}
+    for module in MODULES:
+        for node in ast.walk(ast.parse((ROOT / module).read_text(encoding="utf-8"))):
+            if isinstance(node, ast.ClassDef):
+                bases = [getattr(b, "id", getattr(b, "attr", "")) for b in node.bases]
+                classes.setdefault(node.name, []).append((module, *_declared_and_read(node), bases))
+
+    def provided(name: str, seen: tuple[str, ...] = ()) -> set[str]:
+        names: set[str] = set()
+        for _, declared, _, bases in classes.get(name, []):
+            names |= declared
+            for base in (b for b in bases if b not in seen):
+                names |= provided(base, (*seen, name))
+        return names
+
+    undeclared = {
+        f"{module}:{name}": sorted(read - provided(name))
+        for name, entries in classes.items()
+        for module, _, read, bases in entries
+        if all(b in classes for b in bases) and read - provided(name)
+    }
+    assert undeclared == {}
 
 
 def function_lengths(path: Path, root: Path = ROOT) -> dict[str, int]:

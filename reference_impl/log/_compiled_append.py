@@ -1,4 +1,4 @@
-"""``Log._append`` (append.py) of a client's common batch, with the compiled kernel
+"""``UnifiedLog._append`` (unified_log.py) of a client's common batch, with the compiled kernel
 ``leader_append`` of reference_impl/kernels: Kafka's UnifiedLog.append with
 analyzeAndValidateRecords and LogValidator's in-place path [UnifiedLog.scala,
 LogValidator.java] (spec/behaviour/append.md §1-§2, spec/behaviour/producer-state.md

@@ -8,7 +8,7 @@ producer or a known producer's plain data batch) a window at a time; this module
 what a run collected (the index entries, one ``pwrite`` per index; the last five batches
 of each known producer, which is all ``ProducerStateEntry`` keeps; the map end offset)
 and the scanner's state after the run, and gives every other batch to the readable
-``RecoveryScanner.take`` and ``LogSegment.recover_batch``. The result, files included,
+``RecoveryScanner.take`` and ``segment_recovery.recover_batch``. The result, files included,
 is the readable loop's (tests/test_speedups.py).
 """
 
@@ -23,24 +23,22 @@ from ..records.stream import CHUNK_SIZE, HEADER_SIZE_UP_TO_MAGIC, BatchScanner
 APPLY_BYTES = 1 << 20  # index entries a run collects before they are written
 
 
-def recover_batches(segment, scanner, leader_epoch_cache, producer_state_manager):
-    """What ``segment_recovery._recover_batches`` returns, and does, faster."""
+def recover_batches(segment, scanner, leader_epoch_cache, producer_state_manager, recover_batch):
+    """What ``segment_recovery._recover_batches`` returns, and does, faster; ``recover_batch``
+    (segment_recovery's) takes each batch that is not clean."""
     log = segment.log
     source = log.file_source()
     end, name = log.size, str(log.file)
+    cache, psm = leader_epoch_cache, producer_state_manager
     try:
         while True:
-            _clean_batches(
-                segment, scanner, source, end, leader_epoch_cache, producer_state_manager
-            )
+            _clean_batches(segment, scanner, source, end, cache, psm)
             start = scanner.valid_bytes
             batch = next(iter(BatchScanner(source, end, start=start, file=name)), None)
             if batch is None:
                 return None
             position, indexed = scanner.take(batch)
-            segment.recover_batch(
-                scanner, batch, position, indexed, leader_epoch_cache, producer_state_manager
-            )
+            recover_batch(segment, scanner, batch, position, indexed, cache, psm)
     except CorruptRecordError as exc:
         return exc.category.value
 
@@ -95,7 +93,7 @@ def _load(segment, scanner, cache, psm):
 
 
 def _apply(segment, run, psm) -> None:
-    """What the run's batches did, as ``LogSegment.recover_batch`` would have."""
+    """What the run's batches did, as ``segment_recovery.recover_batch`` would have."""
     if run.max_timestamp_changed:
         segment.max_timestamp_and_offset_so_far = TimestampOffset(
             run.max_timestamp, run.max_timestamp_offset

@@ -34,6 +34,13 @@ class LogOffsetMetadata:
         )
 
 
+class SegmentSize:
+    """``LogSegment.read``'s default ``max_position``: the segment's size when the read starts."""
+
+
+SEGMENT_SIZE = SegmentSize()
+
+
 class FetchIsolation(Enum):
     """How far a read may go [FetchIsolation.java]: the log end offset (a follower), the
     high watermark (a read_uncommitted consumer) or the last stable offset (a

@@ -19,25 +19,21 @@ batches, legacy included, as they are.
 
 from __future__ import annotations
 
-import struct
-from collections.abc import Iterator
 from dataclasses import dataclass
 from enum import Enum
 
 from ..constants import UNKNOWN_OFFSET
 from ..errors import Category, CorruptRecordError, KafkaLogError, LogOperationError
-from ..records import Batch, Compression, TimestampType
+from ..records import Compression, TimestampType
 from ..records.batch import (
-    LOG_OVERHEAD,
     set_base_offset,
     set_max_timestamp,
     set_partition_leader_epoch,
 )
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
-from ..records.stream import HEADER_SIZE_UP_TO_MAGIC, MIN_ENTRY_SIZE, parse_entry
+from ..records.stream import iter_memory_batches
 
 MAX_CODEC_ID = 4  # zstd; ids 5 to 7 name no codec
-_PREFIX = struct.Struct(">qi")
 
 
 class AppendOrigin(Enum):
@@ -74,38 +70,6 @@ class LogAppendInfo:
         return self.last_offset_of_first_batch
 
 
-def iter_memory_batches(data: bytes) -> Iterator[Batch]:
-    """ByteBufferLogInputStream: the batches of an in-memory set.
-
-    Fewer than 12 bytes left ends the set; a size below 14 is ``invalid_batch_size``;
-    fewer than 17 bytes left ends the set; a magic outside 0..2 is ``bad_magic``; a batch
-    not wholly present ends the set. ``validBytes`` then excludes the tail.
-    """
-    position = 0
-    while len(data) - position >= LOG_OVERHEAD:
-        offset, size = _PREFIX.unpack_from(data, position)
-        if size < MIN_ENTRY_SIZE:
-            raise CorruptRecordError(
-                Category.INVALID_BATCH_SIZE,
-                f"record size {size} is less than the minimum record overhead ({MIN_ENTRY_SIZE})",
-                position=position,
-            )
-        if len(data) - position < HEADER_SIZE_UP_TO_MAGIC:
-            return
-        magic = data[position + 16]
-        if magic > 2:  # a Java byte: 0x80..0xff are negative, so also invalid
-            raise CorruptRecordError(
-                Category.BAD_MAGIC, f"invalid magic found in record: {magic}", position=position
-            )
-        total = LOG_OVERHEAD + size
-        if len(data) - position < total:
-            return
-        yield parse_entry(
-            data[position : position + total], magic, position=position, file=None, offset=offset
-        )
-        position += total
-
-
 def analyze_and_validate_records(
     records: bytes,
     *,
@@ -115,28 +79,18 @@ def analyze_and_validate_records(
     max_message_bytes: int,
     log_start_offset: int,
 ) -> LogAppendInfo:
-    """APPEND-4 to APPEND-9: per batch, in Kafka's order: a client's v2 batch must have
-    baseOffset 0 (``invalid_record``); a batch above ``max.message.bytes`` is
-    ``record_too_large`` unless ``ignore_record_size`` (followers); bad framing, a short
-    batch or a bad CRC is ``corrupt_message``; codec ids 5 to 7 are ``invalid_argument``
-    (Kafka's ``IllegalArgumentException`` from ``CompressionType.forId``).
-    Then, if required (followers), last offsets that do not increase from batch to batch
-    are ``offsets_out_of_order``."""
-    valid_bytes = 0
-    first_offset = UNKNOWN_OFFSET
-    last_offset = -1
+    """APPEND-4 to APPEND-9: each batch's checks (``_check_batch``; the size not for
+    followers, ``ignore_record_size``), then, if required (followers), last offsets that do
+    not increase from batch to batch are ``offsets_out_of_order``. Returns what the set
+    says: its offsets, max timestamp, codec and valid bytes."""
+    valid_bytes, first_offset, last_offset, monotonic = 0, UNKNOWN_OFFSET, -1, True
     last_leader_epoch = NO_PARTITION_LEADER_EPOCH
     source_compression = Compression.NONE
-    monotonic = True
-    max_timestamp = NO_TIMESTAMP
-    shallow_offset_of_max_timestamp = -1
+    max_timestamp, shallow_offset_of_max_timestamp = NO_TIMESTAMP, -1
     last_offset_of_first_batch = -1
     try:
         for index, batch in enumerate(iter_memory_batches(records)):
-            if batch.magic >= 2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
-                raise _invalid_record(
-                    f"the baseOffset of the record batch should be 0, but it is {batch.base_offset}"
-                )
+            _check_batch(batch, origin, None if ignore_record_size else max_message_bytes)
             if index == 0:
                 if batch.magic >= 2:
                     first_offset = batch.base_offset
@@ -145,24 +99,10 @@ def analyze_and_validate_records(
                 monotonic = False
             last_offset = batch.last_offset
             last_leader_epoch = batch.partition_leader_epoch
-            if not ignore_record_size and batch.size_in_bytes > max_message_bytes:
-                raise LogOperationError(
-                    Category.RECORD_TOO_LARGE,
-                    f"the record batch size in the append is {batch.size_in_bytes} bytes which "
-                    f"exceeds the maximum configured value of {max_message_bytes}",
-                    position=batch.position,
-                )
-            batch.ensure_valid()
             if batch.max_timestamp > max_timestamp:
                 max_timestamp = batch.max_timestamp
                 shallow_offset_of_max_timestamp = last_offset
             valid_bytes += batch.size_in_bytes
-            if batch.compression_id > MAX_CODEC_ID:  # APPEND-8: CompressionType.forId
-                raise LogOperationError(
-                    Category.INVALID_ARGUMENT,
-                    f"unknown compression type id: {batch.compression_id}",
-                    position=batch.position,
-                )
             if batch.compression_id != Compression.NONE:
                 source_compression = Compression(batch.compression_id)
     except CorruptRecordError as exc:
@@ -175,12 +115,11 @@ def analyze_and_validate_records(
         raise LogOperationError(
             Category.OFFSETS_OUT_OF_ORDER, "out of order offsets found in append"
         )
+    epoch = None if last_leader_epoch == NO_PARTITION_LEADER_EPOCH else last_leader_epoch
     return LogAppendInfo(
         first_offset=first_offset,
         last_offset=last_offset,
-        last_leader_epoch=None
-        if last_leader_epoch == NO_PARTITION_LEADER_EPOCH
-        else last_leader_epoch,
+        last_leader_epoch=epoch,
         max_timestamp=max_timestamp,
         shallow_offset_of_max_timestamp=shallow_offset_of_max_timestamp,
         log_append_time=NO_TIMESTAMP,
@@ -189,6 +128,30 @@ def analyze_and_validate_records(
         valid_bytes=valid_bytes,
         last_offset_of_first_batch=last_offset_of_first_batch,
     )
+
+
+def _check_batch(batch, origin: AppendOrigin, max_message_bytes: int | None) -> None:
+    """One batch's checks of ``analyze_and_validate_records``, in Kafka's order: a client's v2
+    baseOffset 0 (APPEND-5), the size (APPEND-6, None: not checked), framing and CRC
+    (``ensure_valid``, APPEND-7), the codec id (APPEND-8: CompressionType.forId)."""
+    if batch.magic >= 2 and origin is AppendOrigin.CLIENT and batch.base_offset != 0:
+        raise _invalid_record(
+            f"the baseOffset of the record batch should be 0, but it is {batch.base_offset}"
+        )
+    if max_message_bytes is not None and batch.size_in_bytes > max_message_bytes:
+        raise LogOperationError(
+            Category.RECORD_TOO_LARGE,
+            f"the record batch size in the append is {batch.size_in_bytes} bytes which "
+            f"exceeds the maximum configured value of {max_message_bytes}",
+            position=batch.position,
+        )
+    batch.ensure_valid()
+    if batch.compression_id > MAX_CODEC_ID:
+        raise LogOperationError(
+            Category.INVALID_ARGUMENT,
+            f"unknown compression type id: {batch.compression_id}",
+            position=batch.position,
+        )
 
 
 def _invalid_record(message: str) -> LogOperationError:
@@ -240,27 +203,8 @@ def assign_offsets_as_leader(
         raise _invalid_record("a v2 append from a client must hold exactly one batch")
     if origin is AppendOrigin.CLIENT:
         _validate_client_batch(batch)
-    try:
-        records_in_batch = batch.records()
-    except KafkaLogError as exc:  # any decoding failure, compressed streams included
-        raise _invalid_record(exc.message)
+    records_in_batch = _validate_records(batch, timestamp_type, compacted_topic)
     compressed = batch.compression_id != Compression.NONE
-    log_append_marked = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
-    for index, record in enumerate(records_in_batch):
-        if compacted_topic and record.key is None:
-            # COMPACT-3 [LogValidator.validateKey]: the cleaner keeps the latest record per key,
-            # so a compacted topic has no place for a record without one
-            raise _invalid_record(
-                f"compacted topic cannot accept message without key (record {index})"
-            )
-        unchecked = (
-            timestamp_type is not TimestampType.CREATE_TIME or record.timestamp == NO_TIMESTAMP
-        )
-        if unchecked and log_append_marked:
-            raise LogOperationError(
-                Category.INVALID_TIMESTAMP,
-                f"invalid timestamp type in record {index}: producers must not set LogAppendTime",
-            )
     if compressed and any(record.offset != i for i, record in enumerate(records_in_batch)):
         raise LogOperationError(
             Category.UNSUPPORTED_APPEND,
@@ -282,6 +226,33 @@ def assign_offsets_as_leader(
     # timestamp; the compressed path (and LogAppendTime) always names the last offset
     shallow = last_offset if (compressed or max_timestamp > NO_TIMESTAMP) else -1
     return ValidationResult(raw, last_offset, max_timestamp, shallow, log_append_time)
+
+
+def _validate_records(batch, timestamp_type: TimestampType, compacted_topic: bool) -> list:
+    """The records of a leader's batch, each checked [LogValidator.validateRecord]: a key on a
+    compacted topic (COMPACT-3), and no LogAppendTime mark from a producer where the broker
+    does not take the record's own timestamp (``invalid_timestamp``)."""
+    try:
+        records_in_batch = batch.records()
+    except KafkaLogError as exc:  # any decoding failure, compressed streams included
+        raise _invalid_record(exc.message)
+    log_append_marked = batch.timestamp_type is TimestampType.LOG_APPEND_TIME
+    for index, record in enumerate(records_in_batch):
+        if compacted_topic and record.key is None:
+            # COMPACT-3 [LogValidator.validateKey]: the cleaner keeps the latest record per key,
+            # so a compacted topic has no place for a record without one
+            raise _invalid_record(
+                f"compacted topic cannot accept message without key (record {index})"
+            )
+        unchecked = (
+            timestamp_type is not TimestampType.CREATE_TIME or record.timestamp == NO_TIMESTAMP
+        )
+        if unchecked and log_append_marked:
+            raise LogOperationError(
+                Category.INVALID_TIMESTAMP,
+                f"invalid timestamp type in record {index}: producers must not set LogAppendTime",
+            )
+    return records_in_batch
 
 
 def _validate_client_batch(batch) -> None:

@@ -6,8 +6,8 @@ Before each append the log asks its active segment whether to roll
 Table 1, declared once (``ROLL_CONDITIONS``), in Kafka's order of evaluation (the order
 matters: the index conditions open the lazy index files, so they are only looked at when
 the cheaper ones fail).
-``SegmentRoll`` is mixed into ``LogSegment`` (segment.py) and ``LogRoll`` into ``Log``
-(unified_log.py): the segment's half decides, the log's half rolls.
+``LogSegment.should_roll`` (segment.py) evaluates the table; ``UnifiedLog.maybe_roll``
+(unified_log.py) rolls when a row holds.
 """
 
 from __future__ import annotations
@@ -16,8 +16,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import NamedTuple, Protocol
 
-from ..constants import INT32_MAX, LONG_MAX, UNKNOWN_OFFSET
-from .log_validator import LogAppendInfo
 from .offset_index import OffsetIndex
 from .time_index import TimeIndex
 
@@ -94,86 +92,3 @@ def roll_reason(segment: RollingSegment, params: RollParams) -> str | None:
         if condition.holds(segment, params):
             return condition.name
     return None
-
-
-class SegmentRoll:
-    """Mixed into ``LogSegment``: the roll decision and what a roll does to the old segment."""
-
-    def should_roll(self, params: RollParams) -> bool:
-        """ROLL-1: whether any of the five roll conditions holds before an append."""
-        return roll_reason(self, params) is not None
-
-    def _load_first_batch_timestamp(self) -> None:
-        if self.rolling_based_timestamp is None:
-            for batch in self.log.batches():
-                self.rolling_based_timestamp = batch.max_timestamp
-                break
-
-    def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
-        """ROLL-4: record time when the segment's first batch has a timestamp (the incoming
-        set's max timestamp minus that batch's), else wall time since the segment's
-        creation."""
-        self._load_first_batch_timestamp()
-        ts = -1 if self.rolling_based_timestamp is None else self.rolling_based_timestamp
-        if ts >= 0:
-            return message_timestamp - ts
-        return now - self.created
-
-    def get_first_batch_timestamp(self) -> int:
-        """ROLL-10: the first batch's max timestamp, or Long.MAX when empty or without timestamps."""
-        self._load_first_batch_timestamp()
-        ts = self.rolling_based_timestamp
-        return ts if ts is not None and ts >= 0 else LONG_MAX
-
-    def on_become_inactive_segment(self) -> None:
-        """ROLL-17, ROLL-18: at roll, the final time-index entry (into the reserved slot), then trim both
-        indexes and the .log (dropping a preallocated tail)."""
-        self.time_index.maybe_append(
-            self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
-        )
-        self.offset_index.trim_to_valid_size()
-        self.time_index.trim_to_valid_size()
-        if self.log.size < self.log.physical_size():
-            self.log.trim()
-            self._touch()
-
-
-class LogRoll:
-    """Mixed into ``Log``: rolling the log to a new active segment."""
-
-    def maybe_roll(self, messages_size: int, info: LogAppendInfo) -> SegmentRoll:
-        """ROLL-1, ROLL-11: roll when the active segment meets a roll condition. The new base offset is
-        the set's first offset, or for a legacy follower set (first offset unknown) its
-        last offset - (2^31 - 1), raised to the LEO by the roll."""
-        segment = self.segments.active_segment
-        if not segment.should_roll(self.roll_params(messages_size, info)):
-            return segment
-        if info.first_offset == UNKNOWN_OFFSET:
-            return self._roll(info.last_offset - INT32_MAX)
-        return self._roll(info.first_offset)
-
-    def roll_params(self, messages_size: int, info: LogAppendInfo) -> RollParams:
-        """What the roll conditions look at before appending ``info``'s set."""
-        return RollParams(
-            max_segment_ms=self.config.max_segment_ms,
-            max_segment_bytes=self.config.segment_bytes,
-            max_timestamp_in_messages=info.max_timestamp,
-            max_offset_in_messages=info.last_offset,
-            messages_size=messages_size,
-            now=self.clock.milliseconds(),
-        )
-
-    def roll(self, expected_next_offset: int | None = None) -> SegmentRoll:
-        """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
-        self._begin()
-        return self._roll(expected_next_offset)
-
-    def _roll(self, expected_next_offset: int | None) -> SegmentRoll:
-        new_segment = self.local_log.roll(expected_next_offset)
-        # SNAP-B-1: a snapshot named after the new base, so recovering the new segment can
-        # start from it; the map end offset is set to the base (it may lie above the LEO)
-        self.producer_state_manager.update_map_end_offset(new_segment.base_offset)
-        self.producer_state_manager.take_snapshot()
-        # Kafka flushes up to the new base in the background; the reference does it at once
-        self._flush(new_segment.base_offset, including_offset=False)
-        return new_segment

@@ -3,17 +3,20 @@
 
 A segment holds the batches whose offsets start at its base offset (the number in
 its file names) [storage/.../log/LogSegment.java]. It appends, reads through its offset
-index and truncates on batch boundaries; whether the log must roll before an append is
-roll.py's SegmentRoll and rebuilding its indexes in recovery segment_recovery.py's
-SegmentRecovery, both mixed in. The indexes are lazy: their files appear on first access.
+index, truncates on batch boundaries, says whether the log must roll before an append
+(roll.py's table of conditions) and rebuilds its indexes in recovery (the batch walk is
+segment_recovery.py's). The indexes are lazy: their files appear on first access.
 """
 
 from __future__ import annotations
 
 import contextlib
 from collections import deque
+from collections.abc import Callable
 from pathlib import Path
+from typing import TYPE_CHECKING
 
+from ..constants import LONG_MAX
 from ..errors import Category, InvalidArgumentError, KafkaLogError
 from ..formats.file_naming import (
     log_file_name,
@@ -22,37 +25,29 @@ from ..formats.file_naming import (
     txn_index_file_name,
 )
 from ..formats.index_entries import AbortedTxn, OffsetPosition, TimestampOffset
+from . import segment_recovery
 from .abstract_index import LazyIndex
 from .clock import Clock
 from .config import LogConfig
-from .fetch import FetchDataInfo, LogOffsetMetadata
+from .fetch import SEGMENT_SIZE, FetchDataInfo, LogOffsetMetadata, SegmentSize
 from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .offset_index import OffsetIndex
-from .roll import SegmentRoll
-from .segment_recovery import SegmentRecovery
+from .roll import RollParams, roll_reason
+from .segment_recovery import RecoveryScanner, tail_kind
 from .time_index import TimeIndex
 from .transaction_index import TransactionIndex, TxnIndexSearchResult
 
-
-class _SegmentSize:
-    """The default ``max_position`` of ``read``: the segment's size when the read starts."""
-
-
-SEGMENT_SIZE = _SegmentSize()
+if TYPE_CHECKING:
+    from .leader_epoch import LeaderEpochFileCache
+    from .producer_state_manager import ProducerStateManager
 
 
-class LogSegment(SegmentRoll, SegmentRecovery):
+class LogSegment:
     def __init__(
-        self,
-        log: FileRecords,
-        lazy_offset_index: LazyIndex[OffsetIndex],
-        lazy_time_index: LazyIndex[TimeIndex],
-        txn_index: TransactionIndex,
-        base_offset: int,
-        index_interval_bytes: int,
-        roll_jitter_ms: int,
-        clock: Clock,
-    ) -> None:
+        self, log: FileRecords, lazy_offset_index: LazyIndex[OffsetIndex],
+        lazy_time_index: LazyIndex[TimeIndex], txn_index: TransactionIndex, base_offset: int,
+        index_interval_bytes: int, roll_jitter_ms: int, clock: Clock,
+    ) -> None:  # fmt: skip
         self.log = log
         self._lazy_offset_index = lazy_offset_index
         self._lazy_time_index = lazy_time_index
@@ -69,43 +64,32 @@ class LogSegment(SegmentRoll, SegmentRecovery):
 
     @classmethod
     def open(
-        cls,
-        dir: str | Path,
-        base_offset: int,
-        config: LogConfig,
-        clock: Clock,
-        *,
-        file_already_exists: bool = False,
-        init_file_size: int = 0,
-        preallocate: bool = False,
+        cls, dir: str | Path, base_offset: int, config: LogConfig, clock: Clock, *,
+        file_already_exists: bool = False, init_file_size: int = 0, preallocate: bool = False,
         file_suffix: str = "",
-    ) -> LogSegment:
-        dir = Path(dir)
-        max_index_size = config.segment_index_bytes
+    ) -> LogSegment:  # fmt: skip
+        dir, max_index_size = Path(dir), config.segment_index_bytes
+
+        def file(name) -> Path:
+            return dir / name(base_offset, file_suffix)
+
         log = FileRecords.open(
-            dir / log_file_name(base_offset, file_suffix),
-            file_already_exists=file_already_exists,
-            init_file_size=init_file_size,
-            preallocate=preallocate,
-        )
+            file(log_file_name), file_already_exists=file_already_exists,
+            init_file_size=init_file_size, preallocate=preallocate,
+        )  # fmt: skip
         if not file_already_exists:
             log.set_last_modified(clock.milliseconds())
-        return cls(
-            log,
-            LazyIndex(
-                dir / offset_index_file_name(base_offset, file_suffix),
-                lambda f: OffsetIndex(f, base_offset, max_index_size),
-            ),
-            LazyIndex(
-                dir / time_index_file_name(base_offset, file_suffix),
-                lambda f: TimeIndex(f, base_offset, max_index_size),
-            ),
-            TransactionIndex(base_offset, dir / txn_index_file_name(base_offset, file_suffix)),
-            base_offset,
-            config.index_interval_bytes,
-            config.roll_jitter_ms,
-            clock,
+        offset_index = LazyIndex(
+            file(offset_index_file_name), lambda f: OffsetIndex(f, base_offset, max_index_size)
         )
+        time_index = LazyIndex(
+            file(time_index_file_name), lambda f: TimeIndex(f, base_offset, max_index_size)
+        )
+        txn_index = TransactionIndex(base_offset, file(txn_index_file_name))
+        return cls(
+            log, offset_index, time_index, txn_index, base_offset,
+            config.index_interval_bytes, config.roll_jitter_ms, clock,
+        )  # fmt: skip
 
     # --- indexes (opened, so created, on first access) ---
     @property
@@ -133,9 +117,8 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         self.time_index.resize(size)
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
-        """LogLoader's check: a missing .index means the segment must be recovered
-        (FileNotFoundError); a new empty .timeindex is cut to 0 bytes; only the
-        transaction index's contents are checked (KAFKA-7283)."""
+        """LogLoader's check: no .index is FileNotFoundError (recover it), a new .timeindex is
+        cut to 0 bytes, only the .txnindex's contents are checked (KAFKA-7283)."""
         if not self.offset_index_file.exists():
             raise FileNotFoundError(f"offset index file {self.offset_index_file} does not exist")
         if time_index_file_newly_created:
@@ -171,19 +154,12 @@ class LogSegment(SegmentRoll, SegmentRecovery):
 
     # --- append (APPEND-22, INDEX-7) ---
     def append(
-        self,
-        largest_offset: int,
-        largest_timestamp: int,
-        shallow_offset_of_max_timestamp: int,
+        self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
         records: bytes,
-    ) -> None:
-        """Append one message set (one or more whole batches).
-
-        INDEX-7: an index entry is added when more than ``index.interval.bytes`` were
-        written since the last one, counted *before* this append; it pairs the set's
-        largest offset with the position where the set starts. The first append to a
-        segment is never indexed.
-        """
+    ) -> None:  # fmt: skip
+        """APPEND-22, INDEX-7: append a message set; an index entry (its largest offset, the
+        position it starts at) when more than ``index.interval.bytes`` were written since the
+        last one, counted before this append (so a segment's first append is never indexed)."""
         if not records:
             return
         physical_position = self.log.size
@@ -208,37 +184,66 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         """APPEND-23: an offset outside ``[base, base + 2^31-1]`` is ``offset_overflow``."""
         if not self.offset_index.can_append_offset(offset):
             raise KafkaLogError(
-                Category.OFFSET_OVERFLOW,
-                f"detected offset overflow at offset {offset} in segment with base offset "
-                f"{self.base_offset}",
-                file=str(self.log.file),
-                offset=offset,
-            )
+                Category.OFFSET_OVERFLOW, f"detected offset overflow at offset {offset} in "
+                f"segment with base offset {self.base_offset}", file=str(self.log.file), offset=offset,
+            )  # fmt: skip
+
+    # --- roll (ROLL) ---
+    def should_roll(self, params: RollParams) -> bool:
+        """ROLL-1: whether any of the five roll conditions holds before an append."""
+        return roll_reason(self, params) is not None
+
+    def _load_first_batch_timestamp(self) -> None:
+        if self.rolling_based_timestamp is None:
+            for batch in self.log.batches():
+                self.rolling_based_timestamp = batch.max_timestamp
+                break
+
+    def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
+        """ROLL-4: the incoming set's max timestamp minus the first batch's, when that has a
+        timestamp; else wall time since the segment's creation."""
+        self._load_first_batch_timestamp()
+        ts = -1 if self.rolling_based_timestamp is None else self.rolling_based_timestamp
+        if ts >= 0:
+            return message_timestamp - ts
+        return now - self.created
+
+    def get_first_batch_timestamp(self) -> int:
+        """ROLL-10: the first batch's max timestamp, or Long.MAX when empty or without timestamps."""
+        self._load_first_batch_timestamp()
+        ts = self.rolling_based_timestamp
+        return ts if ts is not None and ts >= 0 else LONG_MAX
+
+    def on_become_inactive_segment(self) -> None:
+        """ROLL-17, ROLL-18: at roll, the final time-index entry, then trim both indexes and
+        the .log."""
+        self.time_index.maybe_append(
+            self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
+        )
+        self.offset_index.trim_to_valid_size()
+        self.time_index.trim_to_valid_size()
+        if self.log.size < self.log.physical_size():
+            self.log.trim()
+            self._touch()
 
     # --- reading (READ) ---
     def translate_offset(
         self, offset: int, starting_file_position: int = 0
     ) -> LogOffsetPosition | None:
-        """INDEX-20: the first batch whose lastOffset >= ``offset``, found from the offset index's
-        floor entry by a forward scan; None when no batch reaches ``offset``."""
+        """INDEX-20: the first batch whose lastOffset >= ``offset``, by a forward scan from the
+        offset index's floor entry; None when none reaches it."""
         mapping = self.offset_index.lookup(offset)
         return self.log.search_for_offset_with_size(
             offset, max(mapping.position, starting_file_position)
         )
 
     def read(
-        self,
-        start_offset: int,
-        max_size: int,
-        max_position: int | None | _SegmentSize = SEGMENT_SIZE,
-        min_one_message: bool = False,
-    ) -> FetchDataInfo | None:
-        """READ-11 to READ-14: up to ``max_size`` bytes from the batch holding ``start_offset``, never past
-        ``max_position`` (None: return no bytes, only where the read would start).
-
-        Returns None when no batch in this segment reaches ``start_offset``. With
-        ``min_one_message`` the first batch is returned whole even above ``max_size``.
-        """
+        self, start_offset: int, max_size: int,
+        max_position: int | None | SegmentSize = SEGMENT_SIZE, min_one_message: bool = False,
+    ) -> FetchDataInfo | None:  # fmt: skip
+        """READ-11 to READ-14: up to ``max_size`` bytes (``min_one_message``: at least the first
+        batch) from the batch holding ``start_offset``, never past ``max_position`` (None: no
+        bytes, only where the read would start); None when no batch here reaches it."""
         if max_size < 0:
             raise InvalidArgumentError(
                 f"invalid max size {max_size} for a read from {self.log.file}"
@@ -257,15 +262,12 @@ class LogSegment(SegmentRoll, SegmentRecovery):
             metadata, self.log.slice(start.position, fetch_size), adjusted_max_size < start.size
         )
 
-    def fetch_upper_bound_offset(
-        self, start_offset_position: OffsetPosition, fetch_size: int
-    ) -> int | None:
-        entry = self.offset_index.fetch_upper_bound_offset(start_offset_position, fetch_size)
+    def fetch_upper_bound_offset(self, start: OffsetPosition, fetch_size: int) -> int | None:
+        entry = self.offset_index.fetch_upper_bound_offset(start, fetch_size)
         return None if entry is None else entry.offset
 
     def read_next_offset(self) -> int:
-        """The offset after the last batch (a read from the last indexed offset), else the
-        base offset."""
+        """The offset after the last batch (read from the last indexed offset), else the base."""
         fetch = self.read(self.offset_index.last_offset, self.log.size)
         if fetch is None:
             return self.base_offset
@@ -276,7 +278,7 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         self, timestamp: int, starting_offset: int | None = None
     ) -> TimestampAndOffset | None:
         """The first record with timestamp >= ``timestamp`` and offset >= ``starting_offset``
-        (default: the base offset), searched from the time index's floor entry."""
+        (default the base offset), from the time index's floor entry."""
         if starting_offset is None:
             starting_offset = self.base_offset
         entry = self.time_index.lookup(timestamp)
@@ -289,26 +291,20 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         return self.txn_index.collect_aborted_txns(fetch_offset, upper_bound_offset)
 
     def update_txn_index(self, completed_txn, last_stable_offset: int) -> None:
-        """TXN-B-5: an aborted transaction is indexed in the segment holding its marker, with
-        the last stable offset at that point; a committed one is not indexed."""
-        if completed_txn.is_aborted:
-            self.txn_index.append(
-                AbortedTxn(
-                    completed_txn.producer_id,
-                    completed_txn.first_offset,
-                    completed_txn.last_offset,
-                    last_stable_offset,
-                )
+        """TXN-B-5: an aborted transaction is indexed with the last stable offset of the
+        moment in the segment holding its marker; a committed one is not."""
+        txn = completed_txn
+        if txn.is_aborted:
+            aborted = AbortedTxn(
+                txn.producer_id, txn.first_offset, txn.last_offset, last_stable_offset
             )
+            self.txn_index.append(aborted)
 
     # --- truncation (TRUNC) ---
     def truncate_to(self, offset: int) -> int:
-        """TRUNC-5, TRUNC-8, TRUNC-9, INDEX-6: remove every batch whose last offset is >= ``offset`` and every index entry
-        at or past it; returns the number of .log bytes removed.
-
-        Whole batches only: the batch holding ``offset`` goes entirely. Both indexes are
-        then resized to the maximum, so a trimmed index does not stay "full".
-        """
+        """TRUNC-5, TRUNC-8, TRUNC-9, INDEX-6: remove the batches whose last offset is >=
+        ``offset`` (whole) and the index entries at or past it; returns the .log bytes removed.
+        The indexes are resized to the maximum, so a trimmed index does not stay "full"."""
         mapping = self.translate_offset(offset)  # before the indexes change
         offset_index, time_index = self.offset_index, self.time_index
         offset_index.truncate_to(offset)
@@ -328,8 +324,7 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         return bytes_truncated
 
     def _read_largest_timestamp(self) -> TimestampOffset:
-        """The time index's last entry, unless a batch after its indexed position has a
-        larger max timestamp."""
+        """The time index's last entry, or a later batch's larger max timestamp."""
         last_entry = self.time_index.last_entry()
         position = self.offset_index.lookup(last_entry.offset).position
         after = self.log.largest_timestamp_after(position)
@@ -337,17 +332,49 @@ class LogSegment(SegmentRoll, SegmentRecovery):
             return TimestampOffset(after.timestamp, after.offset)
         return last_entry
 
+    # --- recovery (RECOV) ---
+    def recover(
+        self, leader_epoch_cache: LeaderEpochFileCache | None = None,
+        producer_state_manager: ProducerStateManager | None = None, *,
+        before_truncate: Callable[[int, str | None], None] | None = None,
+    ) -> int:  # fmt: skip
+        """RECOV-2 to RECOV-4, RECOV-7, INDEX-8, RECOV-19: rebuild the indexes from the .log
+        (segment_recovery.py's walk) and cut it after the last valid batch; returns the bytes
+        cut (``offset_overflow`` propagates: the loader splits the segment). ``before_truncate
+        (position, why)`` is told first: ``zero_tail``, the failing category or ``partial_batch``.
+        """
+        self.offset_index.reset()
+        self.time_index.reset()
+        self.txn_index.reset()
+        self.max_timestamp_and_offset_so_far = None
+        scanner = RecoveryScanner(self.log.batches(), self.base_offset, self.index_interval_bytes)
+        failure = segment_recovery._recover_batches(
+            self, scanner, leader_epoch_cache, producer_state_manager
+        )
+        valid_bytes = scanner.valid_bytes
+        truncated = self.log.size - valid_bytes
+        if truncated and before_truncate is not None:
+            read = lambda position, size: self.log.slice(position, size).read_bytes()  # noqa: E731
+            before_truncate(valid_bytes, tail_kind(read, valid_bytes, self.log.size, failure))
+        self.log.truncate_to(valid_bytes)
+        if truncated:
+            self.log.set_last_modified(self.clock.milliseconds())
+        self.offset_index.trim_to_valid_size()
+        # a cleanly closed segment ends with its max timestamp; recovery writes it too
+        self.time_index.maybe_append(
+            self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
+        )
+        self.time_index.trim_to_valid_size()
+        return truncated
+
     # --- lifecycle ---
     def flush(self) -> None:
         """fsync the .log and every index (creating the lazy index files)."""
-        self.log.flush()
-        self.offset_index.flush()
-        self.time_index.flush()
-        self.txn_index.flush()
+        for part in (self.log, self.offset_index, self.time_index, self.txn_index):
+            part.flush()
 
     def close(self) -> None:
-        """FLUSH-8, FLUSH-9: the final time-index entry if a max timestamp is known, trim the indexes,
-        fsync and trim the .log."""
+        """FLUSH-8, FLUSH-9: the final time-index entry, trim the indexes, fsync and trim."""
         if self.max_timestamp_and_offset_so_far is not None:
             # Kafka logs and swallows a failure here: closing must still release the files
             with contextlib.suppress(KafkaLogError):
@@ -368,32 +395,26 @@ class LogSegment(SegmentRoll, SegmentRecovery):
         self.log.close_handlers()
         self.txn_index.close()
 
+    def _parts(self) -> tuple[FileRecords | LazyIndex | TransactionIndex, ...]:
+        """The .log and its three indexes, each with its ``file``, renamed or deleted alike."""
+        return (self.log, self._lazy_offset_index, self._lazy_time_index, self.txn_index)
+
     def change_file_suffixes(self, old_suffix: str, new_suffix: str) -> None:
         """Rename the four files; index files never created are skipped."""
-
-        def renamed(path: Path) -> Path:
-            name = path.name
+        for part in self._parts():
+            name = part.file.name
             stem = name[: len(name) - len(old_suffix)] if old_suffix else name
-            return path.with_name(stem + new_suffix)
-
-        self.log.rename_to(renamed(self.log.file))
-        self._lazy_offset_index.rename_to(renamed(self.offset_index_file))
-        self._lazy_time_index.rename_to(renamed(self.time_index_file))
-        self.txn_index.rename_to(renamed(self.txn_index.file))
+            part.rename_to(part.file.with_name(stem + new_suffix))
 
     def has_suffix(self, suffix: str) -> bool:
-        files = (self.log.file, self.offset_index_file, self.time_index_file, self.txn_index.file)
-        return all(f.name.endswith(suffix) for f in files)
+        return all(part.file.name.endswith(suffix) for part in self._parts())
 
     def delete_if_exists(self) -> None:
-        self.log.delete_if_exists()
-        self._lazy_offset_index.delete_if_exists()
-        self._lazy_time_index.delete_if_exists()
-        self.txn_index.delete_if_exists()
+        for part in self._parts():
+            part.delete_if_exists()
 
     def deleted(self) -> bool:
-        files = (self.log.file, self.offset_index_file, self.time_index_file, self.txn_index.file)
-        return not any(f.exists() for f in files)
+        return not any(part.file.exists() for part in self._parts())
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

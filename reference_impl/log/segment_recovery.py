@@ -7,18 +7,20 @@ trusts only the ``.log``: it rebuilds both indexes from it, batch by batch, and
 cuts the file after the last batch that passes the checks. Records inside a batch
 are not parsed; a batch is valid when its framing, size and CRC are.
 
-``SegmentRecovery`` is mixed into ``LogSegment`` (segment.py): its methods read and
-change the segment's own files, as Kafka's do. The walk itself, batch by batch, is
-``RecoveryScanner``: the same one plans ``klogspec recover --dry-run`` without writing.
-When the compiled kernels are built, ``_recover_batches`` is their walk
-(_compiled_recovery.py): it takes the runs of clean batches and hands every other batch
-to the same scanner's ``take`` and ``recover_batch``.
+``LogSegment.recover`` (segment.py) resets the segment's indexes, runs this module's walk
+and cuts the ``.log``. The walk, batch by batch, is ``RecoveryScanner``, and
+``recover_batch`` what each batch adds to the segment's indexes, the leader epoch cache
+and the producer state; ``klogspec recover --dry-run`` plans with both, on a recording
+segment (klogspec/recover/scan.py). When the compiled kernels are built,
+``_recover_batches`` is their walk (_compiled_recovery.py): it takes the runs of clean
+batches and hands every other batch to the same ``take`` and ``recover_batch``.
 """
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from .. import kernels
 from ..errors import CorruptRecordError
@@ -34,7 +36,23 @@ _CHUNK = 1 << 20
 
 if TYPE_CHECKING:
     from .leader_epoch import LeaderEpochFileCache
+    from .offset_index import OffsetIndex
+    from .producer_state import CompletedTxn
     from .producer_state_manager import ProducerStateManager
+    from .time_index import TimeIndex
+
+
+class RecoveringSegment(Protocol):
+    """What ``recover_batch`` reads and writes of the segment it recovers (segment.py's
+    LogSegment)."""
+
+    offset_index: OffsetIndex
+    time_index: TimeIndex
+    max_timestamp_and_offset_so_far: TimestampOffset | None
+
+    def ensure_offset_in_range(self, offset: int) -> None: ...
+
+    def update_txn_index(self, completed_txn: CompletedTxn, last_stable_offset: int) -> None: ...
 
 
 class RecoveryScanner:
@@ -95,104 +113,56 @@ def tail_kind(read: Callable[[int, int], bytes], position: int, end: int, failur
     return ZERO_TAIL
 
 
-class SegmentRecovery:
-    """Mixed into ``LogSegment``: recovery of the segment's own files."""
+def recover_batch(
+    segment: RecoveringSegment,
+    scanner: RecoveryScanner,
+    batch: Batch,
+    position: int,
+    indexed: bool,
+    leader_epoch_cache: LeaderEpochFileCache | None,
+    producer_state_manager: ProducerStateManager | None,
+) -> None:
+    """What ``LogSegment.recover`` does with a batch the scanner took at ``position``: the
+    offset range, the max timestamp, its index entries (INDEX-8), a newer leader epoch
+    (RECOV-7) and its producer's state (RECOV-19)."""
+    segment.ensure_offset_in_range(batch.last_offset)
+    segment.max_timestamp_and_offset_so_far = scanner.max_timestamp
+    if indexed:
+        segment.offset_index.append(batch.last_offset, position)
+        segment.time_index.maybe_append(*scanner.max_timestamp)
+    if leader_epoch_cache is not None:
+        epoch = new_leader_epoch(batch, leader_epoch_cache.latest_epoch())
+        if epoch is not None:
+            leader_epoch_cache.assign(epoch, batch.base_offset)
+    if batch.magic >= 2 and producer_state_manager is not None:
+        update_producer_state(segment, producer_state_manager, batch)
 
-    def recover(
-        self,
-        leader_epoch_cache: LeaderEpochFileCache | None = None,
-        producer_state_manager: ProducerStateManager | None = None,
-        *,
-        before_truncate: Callable[[int, str | None], None] | None = None,
-    ) -> int:
-        """RECOV-2 to RECOV-4, RECOV-7, INDEX-8: rebuild the indexes from the .log and truncate
-        it at the first invalid batch; returns the number of bytes truncated.
 
-        Per batch from position 0: the framing rules, ``ensure_valid`` (size and CRC) and
-        the offset range (``offset_overflow`` propagates: the loader must split the
-        segment). The index rule runs per batch on batch positions (an entry when more
-        than ``index.interval.bytes`` lie between this batch and the last indexed one),
-        so a rebuilt index can differ from the one appends made. v2 batches with a newer
-        leader epoch than the cache's latest add an epoch entry. Given a
-        ``producer_state_manager``, each v2 batch is replayed into it and the aborted
-        transactions it completes are indexed again (RECOV-19).
-
-        ``before_truncate(position, why)``, when given, is called before bytes are cut:
-        ``why`` is ``zero_tail`` when they are all zeros, else the category of the entry
-        that failed, else ``partial_batch``.
-        """
-        self.offset_index.reset()
-        self.time_index.reset()
-        self.txn_index.reset()
-        self.max_timestamp_and_offset_so_far = None
-        scanner = RecoveryScanner(self.log.batches(), self.base_offset, self.index_interval_bytes)
-        failure = _recover_batches(self, scanner, leader_epoch_cache, producer_state_manager)
-        valid_bytes = scanner.valid_bytes
-        truncated = self.log.size - valid_bytes
-        if truncated and before_truncate is not None:
-            read = lambda position, size: self.log.slice(position, size).read_bytes()  # noqa: E731
-            before_truncate(valid_bytes, tail_kind(read, valid_bytes, self.log.size, failure))
-        self.log.truncate_to(valid_bytes)
-        if truncated:
-            self.log.set_last_modified(self.clock.milliseconds())
-        self.offset_index.trim_to_valid_size()
-        # a cleanly closed segment ends with its max timestamp; recovery writes it too
-        self.time_index.maybe_append(
-            self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
-        )
-        self.time_index.trim_to_valid_size()
-        return truncated
-
-    def recover_batch(
-        self,
-        scanner: RecoveryScanner,
-        batch: Batch,
-        position: int,
-        indexed: bool,
-        leader_epoch_cache: LeaderEpochFileCache | None,
-        producer_state_manager: ProducerStateManager | None,
-    ) -> None:
-        """What ``recover`` does with a batch the scanner took at ``position``: the offset
-        range, the max timestamp, its index entries (INDEX-8), a newer leader epoch (RECOV-7)
-        and its producer's state (RECOV-19)."""
-        self.ensure_offset_in_range(batch.last_offset)
-        self.max_timestamp_and_offset_so_far = scanner.max_timestamp
-        if indexed:
-            self.offset_index.append(batch.last_offset, position)
-            self.time_index.maybe_append(*scanner.max_timestamp)
-        if leader_epoch_cache is not None:
-            epoch = new_leader_epoch(batch, leader_epoch_cache.latest_epoch())
-            if epoch is not None:
-                leader_epoch_cache.assign(epoch, batch.base_offset)
-        if batch.magic >= 2 and producer_state_manager is not None:
-            self.update_producer_state(producer_state_manager, batch)
-
-    def update_producer_state(self, psm: ProducerStateManager, batch) -> None:
-        """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
-        transactions it completes (LogSegment.updateProducerState)."""
-        if has_producer_id(batch):
-            info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
-            completed = info.append(batch)
-            psm.update(info)
-            if completed is not None:
-                self.update_txn_index(completed, psm.last_stable_offset(completed))
-                psm.complete_txn(completed)
-        psm.update_map_end_offset(batch.last_offset + 1)
+def update_producer_state(segment: RecoveringSegment, psm: ProducerStateManager, batch) -> None:
+    """RECOV-19: recovery replays each v2 batch into the state and re-indexes the aborted
+    transactions it completes in ``segment`` (LogSegment.updateProducerState)."""
+    if has_producer_id(batch):
+        info = psm.prepare_update(batch.producer_id, AppendOrigin.REPLICATION)
+        completed = info.append(batch)
+        psm.update(info)
+        if completed is not None:
+            segment.update_txn_index(completed, psm.last_stable_offset(completed))
+            psm.complete_txn(completed)
+    psm.update_map_end_offset(batch.last_offset + 1)
 
 
 def _recover_batches(
-    segment: SegmentRecovery,
+    segment: RecoveringSegment,
     scanner: RecoveryScanner,
     leader_epoch_cache: LeaderEpochFileCache | None,
     producer_state_manager: ProducerStateManager | None,
 ) -> str | None:
     """The batch loop of ``recover``: every batch the scanner takes from position 0 until one
     fails. Returns the failing entry's category (None: none failed)."""
+    cache, psm = leader_epoch_cache, producer_state_manager
     try:
         for batch, position, indexed in scanner:
-            segment.recover_batch(
-                scanner, batch, position, indexed, leader_epoch_cache, producer_state_manager
-            )
+            recover_batch(segment, scanner, batch, position, indexed, cache, psm)
     except CorruptRecordError as exc:
         # Kafka: a CorruptRecordException or InvalidRecordException ends the scan
         return exc.category.value
@@ -204,4 +174,5 @@ def _recover_batches(
 if kernels.recovery is not None:
     from ._compiled_recovery import recover_batches as _compiled_recover_batches
 
-    _readable_recover_batches, _recover_batches = _recover_batches, _compiled_recover_batches
+    _readable_recover_batches = _recover_batches
+    _recover_batches = functools.partial(_compiled_recover_batches, recover_batch=recover_batch)

@@ -220,3 +220,35 @@ def read_batch(data, *, file: str | None = None, position: int = 0) -> Batch:
         )  # fmt: skip
     raw = bytes(data[position : position + LOG_OVERHEAD + size])
     return parse_entry(raw, data[position + 16], position=position, file=file, offset=offset)
+
+
+def iter_memory_batches(data: bytes) -> Iterator[Batch]:
+    """ByteBufferLogInputStream: the batches of an in-memory set.
+
+    Fewer than 12 bytes left ends the set; a size below 14 is ``invalid_batch_size``;
+    fewer than 17 bytes left ends the set; a magic outside 0..2 is ``bad_magic``; a batch
+    not wholly present ends the set. ``validBytes`` then excludes the tail.
+    """
+    position = 0
+    while len(data) - position >= LOG_OVERHEAD:
+        offset, size = _PREFIX.unpack_from(data, position)
+        if size < MIN_ENTRY_SIZE:
+            raise CorruptRecordError(
+                Category.INVALID_BATCH_SIZE,
+                f"record size {size} is less than the minimum record overhead ({MIN_ENTRY_SIZE})",
+                position=position,
+            )
+        if len(data) - position < HEADER_SIZE_UP_TO_MAGIC:
+            return
+        magic = data[position + 16]
+        if magic > 2:  # a Java byte: 0x80..0xff are negative, so also invalid
+            raise CorruptRecordError(
+                Category.BAD_MAGIC, f"invalid magic found in record: {magic}", position=position
+            )
+        total = LOG_OVERHEAD + size
+        if len(data) - position < total:
+            return
+        yield parse_entry(
+            data[position : position + total], magic, position=position, file=None, offset=offset
+        )
+        position += total
