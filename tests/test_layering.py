@@ -397,8 +397,7 @@ def _members_defined(tree: ast.Module) -> set[str]:
         if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
             names.add(node.name)
         elif isinstance(node, ast.Attribute) and isinstance(node.ctx, ast.Store):
-            if ast.unparse(node.value) == "self":
-                names.add(node.attr)
+            names.update([node.attr] if ast.unparse(node.value) == "self" else [])
     return names
 
 
