@@ -174,36 +174,16 @@ def _row(svg: Svg, ex, segments, xs, y, kept, *, after: bool) -> None:
         )
         labels = {c.offset: c.label for c in cells}
         for offset in offsets:
-            x = xs[offset]
-            if after and offset not in kept:
+            x, removed = xs[offset], after and offset not in kept
+            if removed:  # a gap: the offset stays, its record is gone
                 svg.rect(x, y + 4, CELL_W, CELL_H, None, cls="klog-frame", rx=3, dashed=True)
-                svg.text(
-                    x + CELL_W / 2,
-                    y + 17,
-                    str(offset),
-                    size=10,
-                    anchor="middle",
-                    cls="klog-text klog-muted",
-                )
-                continue
-            fill = FATES[_fate(kept.get(offset) or _cell(ex, offset), kept, ex)][0]
-            svg.rect(x, y + 4, CELL_W, CELL_H, fill, rx=3, tip=labels.get(offset, ""))
-            svg.text(
-                x + CELL_W / 2,
-                y + 17,
-                str(offset),
-                size=10,
-                anchor="middle",
-                cls="klog-text klog-on-fill",
-            )
-            svg.text(
-                x + CELL_W / 2,
-                y + 33,
-                f"`{labels[offset]}`",
-                size=10,
-                anchor="middle",
-                cls="klog-text klog-on-fill",
-            )
+            else:
+                fill = FATES[_fate(kept.get(offset) or _cell(ex, offset), kept, ex)][0]
+                svg.rect(x, y + 4, CELL_W, CELL_H, fill, rx=3, tip=labels.get(offset, ""))
+            lines = [(17, str(offset))] + ([] if removed else [(33, f"`{labels[offset]}`")])
+            cls = "klog-text klog-muted" if removed else "klog-text klog-on-fill"
+            for dy, text in lines:
+                svg.text(x + CELL_W / 2, y + dy, text, size=10, anchor="middle", cls=cls)
 
 
 def _cell(ex: PassExample, offset: int) -> Cell:

@@ -213,3 +213,21 @@ def _offsets_only(directory, entries) -> list[str]:
     """The log directory's files and its ``__consumer_offsets`` partitions; not the rest."""
     here = Path(directory)
     return [e for e in entries if (here / e).is_dir() and not e.startswith("__consumer_offsets-")]
+
+
+def test_latest_per_key_refuses_error_rows(tmp_path):
+    """``--on-error report`` writes error rows, which have no key to compare: refused (exit 2)
+    before Spark starts; a negative retention is refused too."""
+    from click.testing import CliRunner
+
+    from klogspec.cli import main
+    from pipeline.compacted import CleanAt
+
+    args = ["extract", str(tmp_path), "--out", str(tmp_path / "out"), "--latest-per-key"]
+    result = CliRunner().invoke(main, [*args, "--on-error", "report"])
+    assert result.exit_code == 2 and "--latest-per-key needs fail or skip" in result.output
+    assert not (tmp_path / "out").exists()
+    result = CliRunner().invoke(main, [*args, "--delete-retention-ms", "-1"])
+    assert result.exit_code == 2
+    with pytest.raises(ValueError, match="at least 0"):
+        CleanAt(T0, delete_retention_ms=-5)
