@@ -214,7 +214,8 @@ def _kept(now_ms: int):
     data_kept = (
         ~F.col("_aborted")  # COMPACT-14
         & F.col("key").isNotNull()  # COMPACT-12
-        & (F.col("offset") >= F.col("_map_offset"))  # COMPACT-12: the latest of its key
+        # COMPACT-12: the latest of its key (a key not in the map has -1, as in SkimpyOffsetMap)
+        & (F.col("offset") >= F.coalesce(F.col("_map_offset"), F.lit(-1)))
         & (F.col("value").isNotNull() | tombstone_kept)
     )
     inside = F.when(F.col("is_control"), ~F.col("_discard_marker")).otherwise(
