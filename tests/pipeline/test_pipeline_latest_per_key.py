@@ -101,6 +101,10 @@ def _table_partition(partition: Path) -> None:
             _put(log, [("k2", "aborted"), ("k9", "aborted")], **_txn(11, 0))
             _marker(log, ControlRecordType.ABORT, 11)
     log.close()
+    # a while under cleanup.policy=delete again: a record without a key, after the first pass
+    log = Log.open(partition, LogConfig(segment_bytes=400), ManualClock(log.clock.milliseconds()))
+    _put(log, [(None, "while not compacted"), ("k4", "y")])
+    log.close()
 
 
 def _transactions_partition(partition: Path) -> None:
@@ -183,6 +187,8 @@ def test_latest_per_key_is_what_the_reference_cleaner_keeps(spark, generated, no
     aborted = {r for r in written if r[4] == b"aborted"}
     expired = {r for r in written if r[4] is None and r[5] is not None and r[5] <= now}
     assert aborted and bool(aborted & got) == (lag > 0)  # with the lag: in the uncleaned tail
+    keyless = {r for r in written if r[3] is None}
+    assert keyless and bool(keyless & got) == (lag > 0)
     assert bool(expired) == (lag == 0) and not expired & got
     assert any(v is None and h is not None for *_, v, h in got)  # a tombstone kept, stamped
 
