@@ -35,6 +35,7 @@ from klogspec.cli import (
 from klogspec.verify import Severity, exit_status
 from reference_impl.messages import DECODER_NAMES
 
+from .compacted import DELETE_RETENTION_MS, MIN_COMPACTION_LAG_MS, CleanAt
 from .progress import JobProgress, Status
 from .session import LOG_LEVELS
 
@@ -202,10 +203,23 @@ def scan(paths, out, deep, fail_on, max_message_bytes, master, conf, spark_log_l
     help="Decode internal topics' keys and values (key_decoded, value_decoded) and write "
     "OUT/_offset_commits and OUT/_cluster_metadata; auto picks by topic.",
 )  # fmt: skip
+@click.option(
+    "--latest-per-key", "latest", is_flag=True,
+    help="Only the records a complete cleaning of each partition at --clean-at would keep "
+    "(the table view of a compacted topic), with their delete_horizon_ms.",
+)  # fmt: skip
+@click.option("--clean-at", type=int, default=None, metavar="MS",
+              help="The cleaning's time, ms since the epoch (default: now).")  # fmt: skip
+@click.option("--delete-retention-ms", type=click.IntRange(min=0), default=DELETE_RETENTION_MS,
+              show_default=True, help="The topics' delete.retention.ms.")  # fmt: skip
+@click.option("--min-compaction-lag-ms", type=click.IntRange(min=0),
+              default=MIN_COMPACTION_LAG_MS, show_default=True,
+              help="The topics' min.compaction.lag.ms.")  # fmt: skip
 @spark_options
 @json_option
-def extract(paths, out, skip_control, on_error, split_size, overwrite, decode, master, conf,
-            spark_log_level, progress, as_json):  # fmt: skip
+def extract(paths, out, skip_control, on_error, split_size, overwrite, decode, latest, clean_at,
+            delete_retention_ms, min_compaction_lag_ms, master, conf, spark_log_level,
+            progress, as_json):  # fmt: skip
     """Write the records of Kafka segments to Parquet, partitioned by topic and partition.
 
     Each PATH is a .log file, a partition or log directory, a tree of them, or a URL
@@ -218,6 +232,12 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, decode, m
     and expire time) and OUT/_cluster_metadata (each metadata record's type, version,
     fields and the topic and partition it describes).
 
+    With --latest-per-key, each partition's records are cut to those a complete cleaning
+    at --clean-at would keep (spec/behaviour/compaction.md §8): the latest record of each
+    key, tombstones before their delete horizon, no aborted transaction, markers while
+    their transaction has data; the partition from its first open transaction or its
+    first segment newer than --min-compaction-lag-ms on is kept whole.
+
     Exit status: 0 written; 1 a corrupt batch stopped it (--on-error fail); 2 the command
     could not run (a missing path, OUT exists).
     """
@@ -229,6 +249,12 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, decode, m
         parse_size(split_size)
     except ValueError as exc:
         raise click.BadParameter(str(exc), param_hint="--split-size")
+    if latest and on_error == "report":
+        raise click.BadParameter("--latest-per-key needs fail or skip", param_hint="--on-error")
+    clean = None
+    if latest:
+        now = clean_at if clean_at is not None else int(time.time() * 1000)
+        clean = CleanAt(now, delete_retention_ms, min_compaction_lag_ms)
     status = _status(progress, as_json)
     total = _listed(paths, status)
     spark, log, _ = _session(master, conf, spark_log_level, status)
@@ -236,7 +262,7 @@ def extract(paths, out, skip_control, on_error, split_size, overwrite, decode, m
         with JobProgress(spark, "extracting", total if status.enabled else 0, _err):
             counts = run_extract(
                 spark, list(paths), out, skip_control=skip_control, on_error=on_error,
-                split_size=split_size, overwrite=overwrite, decode=decode,
+                split_size=split_size, overwrite=overwrite, decode=decode, latest=clean,
             )  # fmt: skip
     except FileExistsError as exc:
         _err.print(f"[red]error:[/] {escape(str(exc))}")

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 import pyarrow.fs as pafs
 
+from .compacted import CleanAt, latest_per_key
 from .datasource import NAME
 from .schema import MILLIS
 from .splits import DEFAULT_SPLIT_SIZE
@@ -66,6 +67,27 @@ def read_segments(
     )
 
 
+def read_latest_per_key(
+    spark,
+    paths: list[str],
+    clean: CleanAt,
+    *,
+    on_error: str = "fail",
+    split_size: int | str = DEFAULT_SPLIT_SIZE,
+    decode: str = "none",
+):
+    """The records under ``paths`` that a complete cleaning at ``clean.now_ms`` keeps
+    (compacted.py), with ``delete_horizon_ms``. Not an option of the data source: a
+    reader's task sees one split, and which record is its key's latest needs the whole
+    partition (a shuffle). ``on_error=report`` is refused: an error row has no key."""
+    if on_error == "report":
+        raise ValueError("the latest records per key need on_error fail or skip, not report")
+    options = {"on_error": on_error, "split_size": split_size}
+    records = read_segments(spark, paths, decode=decode, **options)
+    batches = read_segments(spark, paths, level="batch", **options)
+    return latest_per_key(records, batches, clean)
+
+
 def extract(
     spark,
     paths: list[str],
@@ -76,15 +98,23 @@ def extract(
     split_size: int | str = DEFAULT_SPLIT_SIZE,
     overwrite: bool = False,
     decode: str = "none",
+    latest: CleanAt | None = None,
 ) -> list[Written]:
     """Write the records under ``paths`` to ``out``; what was written, by topic and
     partition. FileExistsError when ``out`` exists and not ``overwrite``. With ``decode``,
-    the typed tables of decoded.py are written too, before ``_SUCCESS``."""
+    the typed tables of decoded.py are written too, before ``_SUCCESS``. With ``latest``,
+    only the records a complete cleaning at that time keeps (read_latest_per_key)."""
     from pyspark.sql import functions as F
 
     fs, root = filesystem(out.rstrip("/"))
+    if latest is not None and on_error == "report":
+        raise ValueError("--latest-per-key needs --on-error fail or skip, not report")
     _prepare(fs, root, out, overwrite)
-    frame = read_segments(spark, paths, on_error=on_error, split_size=split_size, decode=decode)
+    options = {"on_error": on_error, "split_size": split_size, "decode": decode}
+    if latest is None:
+        frame = read_segments(spark, paths, **options)
+    else:
+        frame = read_latest_per_key(spark, paths, latest, **options)
     if skip_control:  # error rows (on_error=report) have no flag: they are kept
         frame = frame.where(F.col("is_control").isNull() | ~F.col("is_control"))
     write = _TaskWriter(out.rstrip("/"))

@@ -596,6 +596,10 @@ DIAGRAMS = {
         "spec/behaviour/recovery.md",
         ["not read", "truncated", "deleted", "recovery point"],
     ),
+    "compaction-pass": (
+        "spec/behaviour/compaction.md",
+        ["before the pass", "offset map", "end offset", "b=null", "delete horizon", "COMPACT-10"],
+    ),
 }
 
 
@@ -643,6 +647,25 @@ def test_diagram_examples_are_real_runs():
     outcomes = [s.outcome for s in ex.recovery.segments]
     assert outcomes[:3] == ["not read", "read", "truncated"]
     assert set(outcomes[3:]) == {"deleted"}
+
+
+def test_compaction_diagram_is_a_real_pass():
+    """The compaction figure is what the reference cleaner did: a map full before the dirty
+    section's end (COMPACT-10), superseded and aborted records gone below the end offset,
+    everything above it untouched, the kept tombstone stamped (COMPACT-13)."""
+    sys.path.insert(0, str(HOOKS))
+    import compaction_diagram
+
+    ex = compaction_diagram.pass_example()
+    assert ex.first_dirty_offset == 0 < ex.end_offset < ex.first_uncleanable_offset
+    assert ex.keys_in_map == 4  # floor(5 slots x 0.9)
+    before = {c.offset: c for _, cells in ex.before for c in cells}
+    after = {c.offset: c for _, cells in ex.after for c in cells}
+    assert {o for o in before if o >= ex.end_offset} <= set(after)
+    gone = set(before) - set(after)
+    assert {before[o].kind for o in gone} == {"data", "aborted"}
+    tombstone = next(c for c in after.values() if c.kind == "tombstone")
+    assert tombstone.horizon == ex.now + compaction_diagram.DELETE_RETENTION_MS
 
 
 def test_chart_values_clear_of_their_target_tick():

@@ -30,6 +30,7 @@ MAX_LINES = 30  # an example longer than this is cut, with a line saying how muc
 class Example:
     command: str  # the top-level command whose section shows it
     args: list[str]
+    name: str = ""  # a second example of a command has its own name (else the command's)
     output: str = ""
     stdin: str | None = None
     note: str = ""
@@ -45,13 +46,20 @@ def load(path: Path = FILE) -> dict[str, Example]:
     if not path.is_file():
         return {}
     entries = yaml.safe_load(path.read_text(encoding="utf-8")) or []
-    return {e["command"]: Example(**e) for e in entries}
+    return {e.get("name") or e["command"]: Example(**e) for e in entries}
+
+
+def of_command(examples: dict[str, Example], command: str) -> list[Example]:
+    """The command's examples: its own first, then the named ones in the file's order."""
+    return [e for e in examples.values() if e.command == command]
 
 
 def save(examples: dict[str, Example], path: Path = FILE) -> None:
     entries = []
     for example in examples.values():
         entry = {"command": example.command, "args": example.args}
+        if example.name:
+            entry = {"name": example.name, **entry}
         if example.stdin is not None:
             entry["stdin"] = example.stdin
         if example.note:
@@ -75,7 +83,8 @@ def save(examples: dict[str, Example], path: Path = FILE) -> None:
 
 
 def make_partitions(root: Path) -> Path:
-    """``root/orders-0`` (clean) and ``root/orders-1`` (crashed), always the same bytes."""
+    """``root/orders-0`` (clean), ``root/orders-1`` (crashed) and ``root/orders-2`` (salvaged),
+    and the compacted ``root/prices-0``, always the same bytes."""
     from reference_impl import Log, LogConfig, ManualClock, SimpleRecord, build_record_batch
     from reference_impl.records import Compression
 
@@ -98,7 +107,31 @@ def make_partitions(root: Path) -> Path:
         else:
             log.close()
     _recovered_copy(root / "orders-0", root / "orders-2")
+    _compacted(root / "prices-0")
     return root
+
+
+def _compacted(partition: Path) -> None:
+    """A compacted topic's partition: three currencies' prices updated, one deleted (a
+    tombstone), one update in a transaction its coordinator aborted."""
+    from reference_impl import Log, LogConfig, ManualClock, SimpleRecord, build_record_batch
+    from reference_impl.log.log_validator import AppendOrigin
+    from reference_impl.records import ControlRecordType, build_control_batch
+
+    clock = ManualClock(NOW_MS)
+    log = Log.open(partition, LogConfig(cleanup_policy="compact", segment_bytes=300), clock)
+    writes = [(b"EUR", b"1.08"), (b"USD", b"1.00"), (b"GBP", b"1.27"), (b"EUR", b"1.09"),
+              (b"GBP", None), (b"USD", b"0.99"), (b"EUR", b"1.10")]  # fmt: skip
+    for i, (key, value) in enumerate(writes):
+        txn = {"producer_id": 42, "producer_epoch": 0, "base_sequence": 0, "is_transactional": True}
+        record = SimpleRecord(key=key, value=value, timestamp=clock.milliseconds())
+        log.append_as_leader(build_record_batch([record], **(txn if i == 5 else {})), 0)
+        if i == 5:  # USD 0.99 is never committed
+            abort = build_control_batch(ControlRecordType.ABORT, producer_id=42, producer_epoch=0,
+                                        timestamp=clock.milliseconds())  # fmt: skip
+            log.append_as_leader(abort, 0, AppendOrigin.COORDINATOR)
+        clock.sleep(1000)
+    log.close()
 
 
 def _recovered_copy(source: Path, target: Path) -> None:

@@ -12,7 +12,9 @@ project itself, so they cannot go stale:
   with APPEND-1's "checks of steps N to M";
 * ``recovery-flow``: a load, clean and unclean, by the sections of spec/behaviour/recovery.md
   and the rules they hold, and an unclean load of a damaged copy of the example log by the
-  reference loader, segment by segment, from its load events.
+  reference loader, segment by segment, from its load events;
+* ``compaction-pass``: one pass of the reference cleaner, before and after
+  (compaction_diagram.py).
 
 A page asks for one with a line ``<!-- klogspec:diagram NAME -->``. Every rule ID a diagram
 shows links to its anchor, so the strict build and the link test check them.
@@ -29,6 +31,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+import compaction_diagram
 from svg import FILLS, FONT, LINE, SMALL, Svg, runs, text_width, wrap
 
 MARKER = re.compile(r"^<!-- klogspec:diagram (?P<name>[\w-]+) -->[ \t]*$", re.M)
@@ -985,6 +988,7 @@ def render(name: str, repo: Path, links: Links, rules: dict[str, str]) -> str:
         "append-path": lambda: append_path(repo, links, rules["APPEND-1"]),
         "recovery-flow": lambda: recovery_flow(links),
         "recovery-example": lambda: recovery_example(links),
+        "compaction-pass": lambda: compaction_diagram.compaction_pass(links),
     }
     if name not in makers:
         raise ValueError(f"no diagram named {name!r} (known: {', '.join(makers)})")
@@ -999,6 +1003,7 @@ NAMES = (
     "append-path",
     "recovery-flow",
     "recovery-example",
+    "compaction-pass",
 )
 
 

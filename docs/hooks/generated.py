@@ -101,7 +101,7 @@ def _help_markdown(text: str) -> str:
 
 
 def _command_section(
-    name: str, command: click.Command, parent: click.Context, level: int, example=None
+    name: str, command: click.Command, parent: click.Context, level: int, examples=()
 ) -> list[str]:
     ctx = click.Context(command, info_name=name, parent=parent)
     usage = " ".join(command.collect_usage_pieces(ctx))
@@ -129,8 +129,8 @@ def _command_section(
             "</div>",
             "",
         ]
-    if example is not None:  # a real run, checked by tests/test_cli_examples.py
-        out += cli_examples.markdown(example)
+    for one in examples:  # real runs, checked by tests/test_cli_examples.py
+        out += cli_examples.markdown(one)
     if isinstance(command, click.Group):
         for sub in command.list_commands(ctx):
             out += _command_section(sub, command.get_command(ctx, sub), ctx, level + 1)
@@ -146,8 +146,9 @@ def cli_page(repo: Path) -> str:
         "Generated from the `klogspec` command itself when the site was built: the click "
         "group `klogspec.cli:main` and the commands other packages register under the "
         "entry-point group `klogspec.commands` (declared in `pyproject.toml`). Each command "
-        "has one real example, run on two small partitions (`orders-0`, closed cleanly, and "
-        "`orders-1`, crashed mid-append) and checked by the tests to print what it shows.",
+        "has a real example, run on small partitions (`orders-0`, closed cleanly, "
+        "`orders-1`, crashed mid-append, and the compacted `prices-0`) and checked by the tests "
+        "to print what it shows.",
         "",
         _help_markdown(main.help or ""),
         "",
@@ -169,7 +170,7 @@ def cli_page(repo: Path) -> str:
     ]
     examples = cli_examples.load()
     for name, command in commands.items():
-        out += _command_section(name, command, ctx, 2, examples.get(name))
+        out += _command_section(name, command, ctx, 2, cli_examples.of_command(examples, name))
     out += decoded_dumps_section()
     return "\n".join(out + _dump_vs_kafka(repo))
 

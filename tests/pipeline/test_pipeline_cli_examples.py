@@ -17,7 +17,7 @@ pytestmark = pytest.mark.spark
 EXAMPLES = cli_examples.load()
 
 
-@pytest.mark.parametrize("name", ["scan", "extract"])
+@pytest.mark.parametrize("name", ["scan", "extract", "extract-latest-per-key"])
 def test_the_example_prints_what_the_page_shows(spark, tmp_path, name):
     example = EXAMPLES[name]
     output, status = cli_examples.run(example, cli_examples.make_partitions(tmp_path))

@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from klogspec.recover.scan import scan_recovery
-from reference_impl import _speedups
+from reference_impl import kernels
 from reference_impl.errors import Category, KafkaLogError
 from reference_impl.formats.file_naming import log_file_name
 from reference_impl.log.clock import ManualClock
@@ -86,7 +86,7 @@ def test_the_scan_stops_where_the_segments_recovery_stops(
     outcome, size, offsets, times = _recover(log, interval, max_index_size)
     scan = scan_recovery(log, BASE, interval, max_index_size, lambda: None)
     assert scan.outcome == outcome, name
-    if outcome != "index_full" or _speedups.kernels is None:  # the load fails there, and
+    if outcome != "index_full" or kernels.recovery is None:  # the load fails there, and
         # the compiled walk (kernels) leaves one more offset entry than the readable one
         assert (scan.offset_entries, scan.time_entries) == (offsets, times), name
     if outcome in ("ok", "truncated"):  # the other outcomes leave the file to the loader
