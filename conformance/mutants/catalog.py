@@ -31,6 +31,7 @@ from reference_impl.log import (
     transaction_index,
 )
 from reference_impl.log.fetch import FetchDataInfo
+from reference_impl.records.stream import iter_batches
 
 from .compaction import COMPACTION
 from .mutant import Mutant
@@ -99,27 +100,29 @@ def _time_condition(compare, waited=None, jitter=True, nonempty=True):
 def _segment_append(compare, key_offset=None):
     """LogSegment.append with another index-interval comparison or index key."""
 
-    def append(self, largest_offset, largest_timestamp, shallow_offset_of_max_timestamp, records):
+    def append(self, largest_offset, records):
         if not records:
             return
         physical_position = self.log.size
-        if physical_position == 0:
-            self.rolling_based_timestamp = largest_timestamp
         self.ensure_offset_in_range(largest_offset)
         self.log.append(records)
         self._touch()
-        if largest_timestamp > self.max_timestamp_so_far:
-            self.max_timestamp_and_offset_so_far = TimestampOffset(
-                largest_timestamp, shallow_offset_of_max_timestamp
-            )
-        if compare(self.bytes_since_last_index_entry, self.index_interval_bytes):
-            key = key_offset(records) if key_offset else largest_offset
-            self.offset_index.append(key, physical_position)
-            self.time_index.maybe_append(
-                self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
-            )
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(records)
+        for batch in iter_batches(records):
+            if batch.max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_and_offset_so_far = TimestampOffset(
+                    batch.max_timestamp, batch.last_offset
+                )
+            if compare(self.bytes_since_last_index_entry, self.index_interval_bytes) and (
+                self._has_room()
+            ):
+                key = key_offset(batch) if key_offset else batch.last_offset
+                self.offset_index.append(key, physical_position)
+                self.time_index.maybe_append(
+                    self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
+                )
+                self.bytes_since_last_index_entry = 0
+            physical_position += batch.size_in_bytes
+            self.bytes_since_last_index_entry += batch.size_in_bytes
 
     return [(Seg, "append", append)]
 
@@ -367,8 +370,8 @@ def _opening_always_unclean(self, log_dir):
     return False
 
 
-def _first_offset(records: bytes) -> int:
-    return struct.unpack_from(">q", records, 0)[0]
+def _first_offset(batch) -> int:
+    return batch.base_offset
 
 
 # --- producer state and transactions (issue 9) ---
@@ -663,7 +666,7 @@ CATALOG = (
     # --- index ---
     Mutant("index-interval-inclusive", ">= for > in the index interval", frozenset({"INDEX-7"}), ("index.interval.*",),
            lambda: _segment_append(lambda since, interval: since >= interval)),
-    Mutant("index-keyed-by-first-offset", "an index entry names the append's first offset, not its last", frozenset({"INDEX-14"}), ("index.invariants.*", "index.placement.*"),
+    Mutant("index-keyed-by-first-offset", "an index entry names its batch's first offset, not its last", frozenset({"INDEX-14"}), ("index.invariants.*", "index.placement.*"),
            lambda: _segment_append(lambda since, interval: since > interval, key_offset=_first_offset)),
     Mutant("index-not-trimmed-on-roll", "a roll does not trim the old segment's indexes", frozenset({"INDEX-4"}), ("roll.trim", "roll.size.worked-example"),
            lambda: [(Seg, "on_become_inactive_segment", _inactive_without_trim)]),

@@ -123,9 +123,7 @@ def _append_to_segment(log, segment, info: LogAppendInfo, records: bytes) -> Non
         if entries is None:
             position = 0  # the readable methods judge the entries
     if position == 0:
-        log.local_log.append(
-            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, records
-        )
+        log.local_log.append(info.last_offset, records)
         return
     segment.log.append(records)
     segment._touch()

@@ -110,9 +110,7 @@ class LogAppend:
             info.log_append_time = duplicate.timestamp
             info.log_start_offset = self.log_start_offset
             return info
-        self.local_log.append(
-            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
-        )
+        self.local_log.append(info.last_offset, valid)
         self._update_producer_state(segment, producers, completed, info.last_offset)
         if self.log_end_offset - self.recovery_point >= self.config.flush_messages:
             self._flush(self.log_end_offset, including_offset=False)
