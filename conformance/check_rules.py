@@ -25,6 +25,8 @@ keeps the scenario's (or the step's) requirements.
 
 from __future__ import annotations
 
+from .scenarios import load_requirements
+
 INDEX_KINDS = ("index", "timeindex")
 APPEND_PLACEMENT, REBUILD_PLACEMENT = "INDEX-7", "INDEX-8"
 PREALLOCATION = "INDEX-2"
@@ -33,6 +35,10 @@ DELETED_FILES = "RET-14"  # a deleted segment's files renamed .deleted, removed 
 EAGER_FILES = "MODEL-13"  # the first segment's indexes and the epoch file of a new log
 EMPTY_EPOCH_FILE = "CKPT-B-1"
 LAZY_TXN_INDEX = "INDEX-21"
+# MAYs where Kafka's releases disagree or an artefact is an accident (issue 21): both answers pass
+REPLACED_INDEXES = "ROLL-22"  # a replaced empty segment's indexes made (and renamed .deleted)
+CLOSE_INDEXES = "ROLL-23"  # the active segment's indexes made at a clean close (Kafka 4.4.0)
+UNTRIMMED_PART_SLOT = "INDEX-23"  # a loaded index's part slot kept at close (Kafka 4.4.0)
 
 # (op, result field) -> the rules that define the field, whatever the scenario is about
 RESPONSE_FIELD_RULES: dict[tuple[str, str], list[str]] = {
@@ -90,6 +96,25 @@ def epochs_a_refusal_may_add(
     return all(e > epoch or s >= start for e, s in removed)
 
 
+def open_choice(choice, features) -> bool:
+    """Whether a check's expectation rests on a MAY, which accepts both answers: then it
+    does not fail, unless the implementation claims ``kafka_exact`` (it is checked against
+    Kafka's files byte for byte, and the MAY counts as a SHOULD)."""
+    levels = load_requirements()
+    return "kafka_exact" not in features and any(
+        levels.get(c, {}).get("level") == "MAY" for c in choice
+    )
+
+
+def index_size_choice(kind: str, size: int, reference_size: int) -> list[str]:
+    """The rule an index file's length rests on when its entries are the reference's: a part
+    slot past them is INDEX-23's (a MAY), any other length INDEX-2's preallocation."""
+    entry = 8 if kind == "index" else 12
+    if size % entry and size // entry * entry == reference_size:
+        return [UNTRIMMED_PART_SLOT]
+    return [PREALLOCATION]
+
+
 def placement(recovered: bool) -> str:
     """The SHOULD rule that places index entries: at appends, or at a rebuild."""
     return REBUILD_PLACEMENT if recovered else APPEND_PLACEMENT
@@ -123,6 +148,8 @@ def files_check_choice(
     created_with_log: bool = False,
     empty: bool = False,
     name: str = "",
+    log_renamed: bool = False,
+    closed_active: bool = False,
 ) -> list[str]:
     """The SHOULD rules the expectation of one ``files`` check rests on (empty: none).
 
@@ -130,8 +157,15 @@ def files_check_choice(
     ``kind`` and ``marker`` the file's (``index``, ``.deleted``); ``trimmed`` whether the
     index was trimmed (a segment that is not active, or any after close);
     ``created_with_log`` whether MODEL-13 makes the file (segment 0 of a new log);
-    ``empty`` whether the testee's file is empty; ``name`` the file's name.
+    ``empty`` whether the testee's file is empty; ``name`` the file's name;
+    ``log_renamed`` whether the segment's ``.log.deleted`` is there; ``closed_active``
+    whether the file is the active segment's after a clean close.
     """
+    if key == "absent" and kind in INDEX_KINDS:
+        if marker == ".deleted" and log_renamed:
+            return [REPLACED_INDEXES]  # whether the deleted segment's index existed: ROLL-22
+        if not marker and closed_active:
+            return [CLOSE_INDEXES]
     if key in ("offset_index", "time_index", "offset_lookup", "time_lookup"):
         return [placement(recovered)]
     if marker == ".deleted":

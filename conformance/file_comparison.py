@@ -54,7 +54,7 @@ class RunFileComparison:
             reqs = self._file_reqs(name.rpartition("/")[2], kind, marker)
             want, have = golden.get(name), files.get(name)
             if want is None or have is None:
-                self._existence_difference(name, have, golden, files, reqs)
+                self._existence_difference(name, have, golden, files, reqs, base == active)
                 continue
             if hashlib.sha256(have).hexdigest() == want["sha256"]:
                 continue
@@ -138,8 +138,8 @@ class RunFileComparison:
             return False
         return check_rules.epochs_a_refusal_may_add(ref, mine, leo)
 
-    def _existence_difference(self, name, have, golden, files, reqs) -> None:
-        """A file one run has and the other does not."""
+    def _existence_difference(self, name, have, golden, files, reqs, active=False) -> None:
+        """A file one run has and the other does not (``active``: of the active segment)."""
         base, kind, marker = segment_file(name)
         missing = have is None
         where = (
@@ -154,7 +154,8 @@ class RunFileComparison:
         )
         choice: list[str] = []
         if kind in SEGMENT_INDEX_KINDS and not marker:
-            choice = [check_rules.LAZY_INDEXES]
+            closing = not missing and active and self.closed
+            choice = [check_rules.CLOSE_INDEXES if closing else check_rules.LAZY_INDEXES]
         elif name.endswith("leader-epoch-checkpoint") and missing and not golden[name]["size"]:
             choice = [check_rules.EMPTY_EPOCH_FILE]
         elif kind == "txnindex" and not marker:
@@ -169,6 +170,8 @@ class RunFileComparison:
                 choice = [
                     check_rules.LAZY_INDEXES if kind != "txnindex" else check_rules.LAZY_TXN_INDEX
                 ]
+                if kind != "txnindex" and not missing:
+                    choice = [check_rules.REPLACED_INDEXES]
             else:
                 choice = [check_rules.DELETED_FILES]
         elif marker == ".deleted":
@@ -277,10 +280,10 @@ def _index(run: RunFileComparison, f: GoldenFile) -> None:
     )
     if f.theirs is not None:
         text += f": {bytes_difference(f.have, f.theirs)}"
+    choice = check_rules.index_size_choice(f.kind, len(f.have), f.want["size"])
     run.fail(
-        "golden_index", f"{f.name}: {text}", [check_rules.PREALLOCATION],
-        cause=f"{f.kind} file {'sized' if sized else 'filled'} otherwise",
-        choice=[check_rules.PREALLOCATION],
+        "golden_index", f"{f.name}: {text}", choice,
+        cause=f"{f.kind} file {'sized' if sized else 'filled'} otherwise", choice=choice,
     )  # fmt: skip
 
 

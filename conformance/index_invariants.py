@@ -213,7 +213,9 @@ def _size_problems(name, data, entries, size, index_bytes, closed, reloaded=Fals
         )
     used = len(entries) * size
     zero_slots = reloaded and len(data) % size == 0 and not any(data[used:])
-    if len(data) != used and not zero_slots:
+    # INDEX-23 (MAY, Kafka 4.4.0): a close may leave a loaded index's part slot, no entry
+    part_slot = closed and len(data) % size and len(data) // size * size == used
+    if len(data) != used and not zero_slots and not part_slot:
         reqs = ["FLUSH-9", "INDEX-4"] if closed else ["INDEX-17", "INDEX-4"]
         problems.append(
             (

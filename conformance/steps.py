@@ -59,10 +59,8 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
         self.features = features
         self.now = scenario.start_ms
         self.config = dict(scenario.config)
-        # a cleaner may rewrite compressed batches in other bytes (COMPACT-28, same_records.py)
-        self.recompressed = any("clean" in s for s in scenario.steps) and "codec" in repr(
-            scenario.steps
-        )
+        steps = scenario.steps  # a cleaner may rewrite compressed batches (COMPACT-28)
+        self.recompressed = any("clean" in s for s in steps) and "codec" in repr(steps)
         self.failures: list[Failure] = []
         self.responses: list[dict] = []
         self.log_open = False
@@ -93,6 +91,8 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
         cause: str | None = None,
         choice: list[str] | None = None,
     ) -> None:
+        if check_rules.open_choice(choice or (), self.features):
+            return  # a MAY: both answers are allowed (spec README §1.6)
         step = None if self.step_index is None else self.step_index + 1
         self.failures.append(
             Failure(
@@ -294,6 +294,8 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 created_with_log=base == 0 and "MODEL-2" in self.s.requirements,
                 empty=path is not None and self._read(path) == b"",
                 name=problem.file or "",
+                log_renamed=(base, "log", ".deleted") in live,
+                closed_active=self.closed and base is not None and base == active,
             )  # fmt: skip
             subject = f".{kind}{marker}" if kind else (problem.file or "").rpartition("/")[2]
             rules, cause = reqs, f"files: {problem.key} {subject}".rstrip()

@@ -118,7 +118,7 @@ CATALOG = (
     # --- index ---
     Mutant("index-interval-inclusive", ">= for > in the index interval", frozenset({"INDEX-7"}), ("index.interval.*",),
            lambda: [(Seg, "append", append_indexing_at_interval)]),
-    Mutant("index-keyed-by-first-offset", "an index entry names the append's first offset, not its last", frozenset({"INDEX-14"}), ("index.invariants.*", "index.placement.*"),
+    Mutant("index-keyed-by-first-offset", "an index entry names its batch's first offset, not its last", frozenset({"INDEX-14"}), ("index.invariants.*", "index.placement.*"),
            lambda: [(Seg, "append", append_keying_index_by_first_offset)]),
     Mutant("index-not-trimmed-on-roll", "a roll does not trim the old segment's indexes", frozenset({"INDEX-4"}), ("roll.trim", "roll.size.worked-example"),
            lambda: [(Seg, "on_become_inactive_segment", inactive_without_trim)]),

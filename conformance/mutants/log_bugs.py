@@ -21,8 +21,9 @@ from reference_impl.log import (
     time_index,
 )
 from reference_impl.log.fetch import FetchDataInfo
+from reference_impl.records.stream import iter_batches
 
-from .originals import APPEND, ORIGINAL, ROLL, Log, Seg, first_offset
+from .originals import APPEND, ORIGINAL, ROLL, Log, Seg
 
 
 def conditions(**replace):
@@ -49,24 +50,31 @@ def time_condition(compare, waited=None, jitter=True, nonempty=True):
     return holds
 
 
-def append_indexing_at_interval(self, largest_offset, largest_timestamp, shallow, records):
-    """LogSegment.append with >= for > in the index interval (INDEX-7): at exactly
-    index_interval_bytes the original's > is made to hold."""
-    if records and self.bytes_since_last_index_entry == self.index_interval_bytes:
-        self.bytes_since_last_index_entry += 1
-    return ORIGINAL["append"](self, largest_offset, largest_timestamp, shallow, records)
+def append_indexing_at_interval(self, largest_offset, records):
+    """LogSegment.append with >= for > in the index interval (INDEX-7): the original's >
+    against one byte less, for the length of the call."""
+    interval = self.index_interval_bytes
+    self.index_interval_bytes = interval - 1
+    try:
+        return ORIGINAL["append"](self, largest_offset, records)
+    finally:
+        self.index_interval_bytes = interval
 
 
-def append_keying_index_by_first_offset(self, largest_offset, largest_timestamp, shallow, records):
-    """LogSegment.append whose index entry names the set's first offset, not its last
-    (INDEX-14): the offset index's append, during this call, takes the first offset."""
-    first = first_offset(records) if records else largest_offset
+def append_keying_index_by_first_offset(self, largest_offset, records):
+    """LogSegment.append whose index entries name their batch's first offset, not its last
+    (INDEX-14): the offset index's append, during this call, takes the first offset of the
+    batch that starts at the entry's position."""
+    firsts, position = {}, self.log.size
+    for batch in iter_batches(records) if records else ():
+        firsts[position] = batch.base_offset
+        position += batch.size_in_bytes
 
     def append(index, offset, position):
-        return ORIGINAL["index_append"](index, first, position)
+        return ORIGINAL["index_append"](index, firsts.get(position, offset), position)
 
     with mock.patch.object(offset_index.OffsetIndex, "append", append):
-        return ORIGINAL["append"](self, largest_offset, largest_timestamp, shallow, records)
+        return ORIGINAL["append"](self, largest_offset, records)
 
 
 def inactive_without_trim(self):

@@ -6,8 +6,6 @@ in now (``module_of``)."""
 
 from __future__ import annotations
 
-import struct
-
 import reference_impl.formats.file_naming as naming
 import reference_impl.log.unified_log as log
 from reference_impl.log import (
@@ -73,8 +71,3 @@ ORIGINAL = {
     "log_end_below_start": loader.LogLoader._delete_segments_if_log_start_greater_than_log_end,
     "update_producer_state": Log._update_producer_state,
 }
-
-
-def first_offset(records: bytes) -> int:
-    """The base offset of the first batch of a message set."""
-    return struct.unpack_from(">q", records, 0)[0]

@@ -53,9 +53,7 @@ def append_client_batch(log, records: bytes, leader_epoch: int) -> LogAppendInfo
         entry = psm.producers.get(batch.producer_id)
         if not _next_batch_of(entry, batch):
             return None
-    log.local_log.append(
-        info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, validated
-    )
+    log.local_log.append(info.last_offset, validated)
     if entry is not None:  # ProducerAppendInfo.append_data_batch then psm.update, no checks left
         last_offset = info.last_offset
         entry.add_batch(

@@ -216,10 +216,12 @@ class FileRecords:
     def search_for_offset_with_size(
         self, target_offset: int, starting_position: int
     ) -> LogOffsetPosition | None:
-        """INDEX-20: the first batch from ``starting_position`` whose lastOffset >= target."""
+        """INDEX-20: the first batch from ``starting_position`` whose lastOffset >= target, as
+        (its base offset, its position, its size): READ-11 reports that base offset, as Kafka's
+        ``FileRecords.searchForOffsetWithSize`` has since 4.0 (KAFKA-17803)."""
         for batch in self.batches_from(starting_position):
             if batch.last_offset >= target_offset:
-                return LogOffsetPosition(batch.last_offset, batch.position, batch.size_in_bytes)
+                return LogOffsetPosition(batch.base_offset, batch.position, batch.size_in_bytes)
         return None
 
     def search_for_timestamp(

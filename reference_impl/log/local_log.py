@@ -73,10 +73,8 @@ class LocalLog:
             self.recovery_point = offset
 
     # --- writing ---
-    def append(
-        self, last_offset: int, largest_timestamp: int, shallow_offset: int, records: bytes
-    ) -> None:
-        self.segments.active_segment.append(last_offset, largest_timestamp, shallow_offset, records)
+    def append(self, last_offset: int, records: bytes) -> None:
+        self.segments.active_segment.append(last_offset, records)
         self.update_log_end_offset(last_offset + 1)
 
     def flush(self, offset: int) -> None:

@@ -200,12 +200,7 @@ class Cleaner:
             stats.bytes_written += result.bytes_retained
             position += result.bytes_read
             if result.output:
-                dest.append(
-                    result.max_offset,
-                    result.max_timestamp,
-                    result.shallow_offset_of_max_timestamp,
-                    bytes(result.output),
-                )
+                dest.append(result.max_offset, bytes(result.output))
         self._buffer = self.io_buffer_size
 
     def _read_chunk(self, records, position: int) -> list:

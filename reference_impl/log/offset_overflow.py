@@ -129,20 +129,16 @@ def _append_chunk_from_file(
     segment: LogSegment, records: FileRecords, position: int, capacity: int
 ) -> tuple[int, int]:
     size = 0
-    max_timestamp = shallow_offset = max_offset = LONG_MIN
+    max_offset = LONG_MIN
     for batch in records.batches_from(position):
         fits = segment.offset_index.can_append_offset(batch.last_offset)
         if not fits or (size and size + batch.size_in_bytes >= capacity):
             break
-        if batch.max_timestamp > max_timestamp:
-            max_timestamp, shallow_offset = batch.max_timestamp, batch.last_offset
         max_offset = batch.last_offset
         size += batch.size_in_bytes
     if size:
         capacity = max(capacity, size)
-        segment.append(
-            max_offset, max_timestamp, shallow_offset, records.slice(position, size).read_bytes()
-        )
+        segment.append(max_offset, records.slice(position, size).read_bytes())
     return size, capacity
 
 

@@ -25,6 +25,7 @@ from ..formats.file_naming import (
     txn_index_file_name,
 )
 from ..formats.index_entries import AbortedTxn, OffsetPosition, TimestampOffset
+from ..records.stream import iter_batches
 from . import segment_recovery
 from .abstract_index import LazyIndex
 from .clock import Clock
@@ -153,32 +154,41 @@ class LogSegment:
         self.log.set_last_modified(self.clock.milliseconds())
 
     # --- append (APPEND-22, INDEX-7) ---
-    def append(
-        self, largest_offset: int, largest_timestamp: int, shallow_offset_of_max_timestamp: int,
-        records: bytes,
-    ) -> None:  # fmt: skip
-        """APPEND-22, INDEX-7: append a message set; an index entry (its largest offset, the
-        position it starts at) when more than ``index.interval.bytes`` were written since the
-        last one, counted before this append (so a segment's first append is never indexed)."""
+    def append(self, largest_offset: int, records: bytes) -> None:
+        """Append one message set (one or more whole batches), as Kafka 4.x does
+        (``LogSegment.append(largestOffset, records)``, KAFKA-806).
+
+        INDEX-7: walking the set's batches, an index entry (the batch's last offset, its
+        position) is added before a batch when more than ``index.interval.bytes`` were written
+        since the last one; the first batch of a segment is never indexed. INDEX-11: the
+        largest timestamp so far and its offset come from each batch. ROLL-8: the
+        rolling-based timestamp is not set here; it is read from the first batch on demand.
+        """
         if not records:
             return
         physical_position = self.log.size
-        if physical_position == 0:
-            self.rolling_based_timestamp = largest_timestamp
         self.ensure_offset_in_range(largest_offset)
         self.log.append(records)
         self._touch()
-        if largest_timestamp > self.max_timestamp_so_far:
-            self.max_timestamp_and_offset_so_far = TimestampOffset(
-                largest_timestamp, shallow_offset_of_max_timestamp
-            )
-        if self.bytes_since_last_index_entry > self.index_interval_bytes:
-            self.offset_index.append(largest_offset, physical_position)
-            self.time_index.maybe_append(
-                self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
-            )
-            self.bytes_since_last_index_entry = 0
-        self.bytes_since_last_index_entry += len(records)
+        for batch in iter_batches(records, file=str(self.log.file)):
+            if batch.max_timestamp > self.max_timestamp_so_far:
+                self.max_timestamp_and_offset_so_far = TimestampOffset(
+                    batch.max_timestamp, batch.last_offset
+                )
+            if self.bytes_since_last_index_entry > self.index_interval_bytes and self._has_room():
+                self.offset_index.append(batch.last_offset, physical_position)
+                self.time_index.maybe_append(
+                    self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far
+                )
+                self.bytes_since_last_index_entry = 0
+            physical_position += batch.size_in_bytes
+            self.bytes_since_last_index_entry += batch.size_in_bytes
+
+    def _has_room(self) -> bool:
+        """INDEX-7's Deviation: a set's later batches find the indexes full (the roll check
+        counts appends, not batches); Kafka 4.x then throws with the set's bytes written,
+        the reference leaves the entry out (the index is sparse) and the next append rolls."""
+        return not (self.offset_index.is_full() or self.time_index.is_full())
 
     def ensure_offset_in_range(self, offset: int) -> None:
         """APPEND-23: an offset outside ``[base, base + 2^31-1]`` is ``offset_overflow``."""
@@ -253,7 +263,7 @@ class LogSegment:
         start = self.translate_offset(start_offset)
         if start is None:
             return None
-        metadata = LogOffsetMetadata(start_offset, self.base_offset, start.position)
+        metadata = LogOffsetMetadata(start.offset, self.base_offset, start.position)
         adjusted_max_size = max(max_size, start.size) if min_one_message else max_size
         if adjusted_max_size == 0 or max_position is None:
             return FetchDataInfo(metadata)

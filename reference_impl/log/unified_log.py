@@ -429,9 +429,7 @@ class UnifiedLog:
             info.log_append_time = duplicate.timestamp
             info.log_start_offset = self.log_start_offset
             return info
-        self.local_log.append(
-            info.last_offset, info.max_timestamp, info.shallow_offset_of_max_timestamp, valid
-        )
+        self.local_log.append(info.last_offset, valid)
         return self._after_write(segment, producers, completed, info)
 
     def _after_write(self, segment, producers, completed, info: LogAppendInfo) -> LogAppendInfo:

@@ -41,7 +41,7 @@ def append_records(
         for k, v in values
     ]
     data = build_record_batch(records, base_offset=initial_offset, partition_leader_epoch=0)
-    log.append(initial_offset + len(records) - 1, records[0].timestamp, initial_offset, data)
+    log.append(initial_offset + len(records) - 1, data)
 
 
 def read_records(log: LocalLog, start_offset=0, max_length=None, max_offset_metadata=None):

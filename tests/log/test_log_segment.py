@@ -18,6 +18,7 @@ from reference_impl.log.roll import RollParams
 from reference_impl.log.segment import LogSegment
 from reference_impl.log.time_index import TimeIndex
 from reference_impl.log.transaction_index import TransactionIndex
+from reference_impl.records import SimpleRecord, build_legacy_message_set
 
 from .support import batch, create_segment, legacy_records, offsets_of, records_of
 
@@ -72,7 +73,7 @@ def test_append_for_log_segment_offset_overflow_exception(
         clock,
     )
     with pytest.raises(KafkaLogError) as raised:
-        seg.append(largest_offset, 0, largest_offset, legacy_records(0, "hello"))
+        seg.append(largest_offset, legacy_records(0, "hello"))
     assert raised.value.category is Category.OFFSET_OVERFLOW
     assert seg.size == 0
     seg.close()
@@ -87,23 +88,23 @@ def test_read_on_empty_segment(make):
 def test_read_before_first_offset(make):
     seg = make(40)
     ms = legacy_records(50, "hello", "there", "little", "bee")
-    seg.append(53, NO_TIMESTAMP, -1, ms)
+    seg.append(53, ms)
     assert seg.read(41, 300).data() == ms
 
 
 @pytest.mark.req("READ-8")
 def test_read_after_last(make):
     seg = make(40)
-    seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
+    seg.append(51, legacy_records(50, "hello", "there"))
     assert seg.read(52, 200) is None
 
 
 @pytest.mark.req("READ-8", "READ-9")
 def test_read_from_gap(make):
     seg = make(40)
-    seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
+    seg.append(51, legacy_records(50, "hello", "there"))
     ms2 = legacy_records(60, "alpha", "beta")
-    seg.append(61, NO_TIMESTAMP, -1, ms2)
+    seg.append(61, ms2)
     assert seg.read(55, 200).data() == ms2
 
 
@@ -111,10 +112,11 @@ def test_read_from_gap(make):
 @pytest.mark.req("READ-11", "READ-12")
 def test_read_when_no_max_position(make, min_one_message):
     seg = make(40)
-    seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
-    for start, position in ((48, 0), (50, 0), (51, 39)):
+    seg.append(51, legacy_records(50, "hello", "there"))
+    # READ-11 (Kafka 4.0 on, KAFKA-17803): the found batch's base offset, not start_offset
+    for start, found, position in ((48, 50, 0), (50, 50, 0), (51, 51, 39)):
         read = seg.read(start, 1, None, min_one_message)
-        assert read.fetch_offset_metadata == LogOffsetMetadata(start, 40, position)
+        assert read.fetch_offset_metadata == LogOffsetMetadata(found, 40, position)
         assert read.data() == b""
     assert seg.read(52, 1, None, min_one_message) is None
     assert seg.read(53, 1, None, min_one_message) is None
@@ -127,9 +129,9 @@ def test_truncate(make):
     offset = 40
     for _ in range(30):
         ms1 = legacy_records(offset, "hello")
-        seg.append(offset, NO_TIMESTAMP, -1, ms1)
+        seg.append(offset, ms1)
         ms2 = legacy_records(offset + 1, "hello")
-        seg.append(offset + 1, NO_TIMESTAMP, -1, ms2)
+        seg.append(offset + 1, ms2)
         assert seg.read(offset, 10000).data() == ms1 + ms2
         seg.truncate_to(offset + 1)
         assert seg.read(offset, 10000).data() == ms1
@@ -170,7 +172,7 @@ def test_reload_largest_timestamp_and_next_offset_after_truncation(make):
     seg = make(40, 2 * len(legacy_records(0, "hello")) - 1)
     offset = 40
     for _ in range(num_messages):
-        seg.append(offset, offset, offset, legacy_records(offset, "hello"))
+        seg.append(offset, legacy_records(offset, "hello"))
         offset += 1
     assert seg.read_next_offset() == offset
     assert seg.time_index.entries == num_messages // 2 - 1
@@ -183,14 +185,15 @@ def test_reload_largest_timestamp_and_next_offset_after_truncation(make):
 @pytest.mark.req("TRUNC-5", "TRUNC-8")
 def test_truncate_full(make, clock):
     seg = make(40)
-    seg.append(41, NO_TIMESTAMP, -1, legacy_records(40, "hello", "there"))
+    untimed = [SimpleRecord(value=b"hello"), SimpleRecord(value=b"there")]
+    seg.append(41, build_legacy_message_set(untimed, magic=0, base_offset=40))  # wall-clock roll
     clock.sleep(500)
     assert seg.time_waited_for_roll(clock.milliseconds(), NO_TIMESTAMP) == 500
     seg.truncate_to(0)
     assert seg.time_waited_for_roll(clock.milliseconds(), NO_TIMESTAMP) == 0  # created reset
     assert not seg.time_index.is_full() and not seg.offset_index.is_full()
     assert seg.read(0, 1024) is None
-    seg.append(41, NO_TIMESTAMP, -1, legacy_records(40, "hello", "there"))
+    seg.append(41, legacy_records(40, "hello", "there"))
 
 
 @pytest.mark.req("READ-16")
@@ -198,7 +201,7 @@ def test_find_offset_by_timestamp(make):
     message_size = len(legacy_records(0, "msg00"))
     seg = make(40, message_size * 2 - 1)
     for i in range(40, 50):
-        seg.append(i, i * 10, i, legacy_records(i, f"msg{i}"))
+        seg.append(i, legacy_records(i, f"msg{i}"))
     assert seg.largest_timestamp() == 490
     assert seg.find_offset_by_timestamp(420, 0).offset == 42  # indexed
     assert seg.find_offset_by_timestamp(421, 0).offset == 43
@@ -213,7 +216,7 @@ def test_find_offset_by_timestamp(make):
 def test_next_offset_calculation(make):
     seg = make(40)
     assert seg.read_next_offset() == 40
-    seg.append(52, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there", "you"))
+    seg.append(52, legacy_records(50, "hello", "there", "you"))
     assert seg.read_next_offset() == 53
 
 
@@ -245,7 +248,7 @@ def write_nonsense(path, position: int, size: int) -> None:
 def test_recovery_fixes_corrupt_index(make):
     seg = make(0)
     for i in range(100):
-        seg.append(i, NO_TIMESTAMP, -1, legacy_records(i, str(i)))
+        seg.append(i, legacy_records(i, str(i)))
     index_file = seg.offset_index_file
     write_nonsense(index_file, 5, index_file.stat().st_size - 5)
     seg.recover()
@@ -259,7 +262,7 @@ def test_recovery_rebuilds_epoch_cache(make, tmp_path):
     seg = make(0)
     cache = LeaderEpochFileCache(tmp_path / "leader-epoch-checkpoint")
     for offset, epoch in ((104, 0), (106, 1), (108, 1), (110, 2)):
-        seg.append(offset + 1, NO_TIMESTAMP, offset, batch(offset, "a", "b", epoch=epoch))
+        seg.append(offset + 1, batch(offset, "a", "b", epoch=epoch))
     seg.recover(cache)
     assert cache.epoch_entries() == [EpochEntry(0, 104), EpochEntry(1, 106), EpochEntry(2, 110)]
 
@@ -268,7 +271,7 @@ def test_recovery_rebuilds_epoch_cache(make, tmp_path):
 def test_recovery_fixes_corrupt_time_index(make):
     seg = make(0)
     for i in range(100):
-        seg.append(i, i * 10, i, legacy_records(i, str(i)))
+        seg.append(i, legacy_records(i, str(i)))
     time_index_file = seg.time_index_file
     write_nonsense(time_index_file, 5, time_index_file.stat().st_size - 5)
     seg.recover()
@@ -286,7 +289,7 @@ def test_recovery_with_corrupt_message(tmp_path, corrupt_from, shift):
     shift at random; here every k and three shifts)."""
     seg = create_segment(tmp_path, 0)
     for i in range(20):
-        seg.append(i, NO_TIMESTAMP, -1, legacy_records(i, str(i)))
+        seg.append(i, legacy_records(i, str(i)))
     position = seg.log.search_for_offset_with_size(corrupt_from, 0).position + shift
     write_nonsense(seg.log.file, position, seg.log.size - position)
     seg.recover()
@@ -305,9 +308,9 @@ def open_preallocated(dir, clock, *, exists: bool = False) -> LogSegment:
 @pytest.mark.req("APPEND-26")
 def test_create_with_init_file_size_append_message(tmp_path, clock):
     seg = open_preallocated(tmp_path, clock)
-    seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
+    seg.append(51, legacy_records(50, "hello", "there"))
     ms2 = legacy_records(60, "alpha", "beta")
-    seg.append(61, NO_TIMESTAMP, -1, ms2)
+    seg.append(61, ms2)
     assert seg.read(55, 200).data() == ms2
     seg.close()
 
@@ -315,9 +318,9 @@ def test_create_with_init_file_size_append_message(tmp_path, clock):
 @pytest.mark.req("APPEND-26", "FLUSH-9")
 def test_create_with_init_file_size_clear_shutdown(tmp_path, clock):
     seg = open_preallocated(tmp_path, clock)
-    seg.append(51, NO_TIMESTAMP, -1, legacy_records(50, "hello", "there"))
+    seg.append(51, legacy_records(50, "hello", "there"))
     ms2 = legacy_records(60, "alpha", "beta")
-    seg.append(61, NO_TIMESTAMP, -1, ms2)
+    seg.append(61, ms2)
     assert seg.read(55, 200).data() == ms2
     old_size = seg.log.size
     assert seg.log.file.stat().st_size == 512 * 1024 * 1024
@@ -332,8 +335,8 @@ def test_create_with_init_file_size_clear_shutdown(tmp_path, clock):
 @pytest.mark.req("TRUNC-5")
 def test_should_truncate_even_if_offset_points_to_a_gap_in_the_log(make):
     seg = make(40)
-    seg.append(40, NO_TIMESTAMP, -1, batch(40, "first message", timestamp=40_000))
-    seg.append(43, NO_TIMESTAMP, -1, batch(43, "message after gap", timestamp=43_000))
+    seg.append(40, batch(40, "first message", timestamp=40_000))
+    seg.append(43, batch(43, "message after gap", timestamp=43_000))
     seg.truncate_to(41)
     assert [b.base_offset for b in seg.read(40, 10000).batches()] == [40]
 
@@ -342,7 +345,7 @@ def test_should_truncate_even_if_offset_points_to_a_gap_in_the_log(make):
 def test_get_first_batch_timestamp(make):
     seg = make(1)
     assert seg.get_first_batch_timestamp() == 2**63 - 1
-    seg.append(1, 1000, 1, batch(1, "one", timestamp=1000))
+    seg.append(1, batch(1, "one", timestamp=1000))
     assert seg.get_first_batch_timestamp() == 1000
 
 
@@ -353,30 +356,38 @@ def test_index_rule_first_append_never_indexed_and_checked_before_adding(make):
     one = len(legacy_records(0, "x"))
     seg = make(0, index_interval_bytes=one)  # strictly greater: two appends needed
     for i in range(5):
-        seg.append(i, NO_TIMESTAMP, -1, legacy_records(i, "x"))
+        seg.append(i, legacy_records(i, "x"))
     entries = [seg.offset_index.entry(i) for i in range(seg.offset_index.entries)]
     assert [(e.offset, e.position) for e in entries] == [(2, 2 * one), (4, 4 * one)]
 
 
 @pytest.mark.req("INDEX-7", "INDEX-14")
-def test_index_rule_keys_the_last_offset_of_a_multi_batch_set(make):
+def test_index_rule_indexes_each_batch_of_a_set(make):
+    """INDEX-7 (Kafka 4.0 on, KAFKA-806): a set's batches are indexed one by one, each entry
+    its batch's last offset at its batch's position; the first batch of a segment is not."""
     seg = make(0, index_interval_bytes=0)
-    seg.append(1, NO_TIMESTAMP, -1, legacy_records(0, "a", "b"))
+    seg.append(1, legacy_records(0, "a", "b"))
     first_size = seg.size
-    seg.append(4, NO_TIMESTAMP, -1, legacy_records(2, "c", "d", "e"))
-    assert seg.offset_index.entry(0).offset == 4
-    assert seg.offset_index.entry(0).position == first_size
-    assert offsets_of(seg.read(3, 10_000)) == [3, 4]  # scanned from position 0
-    assert offsets_of(seg.read(4, 10_000)) == [4]  # scanned from the set's start
+    seg.append(4, legacy_records(2, "c", "d", "e"))
+    step = (seg.size - first_size) // 3  # three v1 messages of one size
+    entries = [seg.offset_index.entry(i) for i in range(seg.offset_index.entries)]
+    assert [(e.offset, e.position) for e in entries] == [
+        (1, len(legacy_records(0, "a"))),
+        (2, first_size),
+        (3, first_size + step),
+        (4, first_size + 2 * step),
+    ]
+    assert offsets_of(seg.read(3, 10_000)) == [3, 4]
+    assert offsets_of(seg.read(4, 10_000)) == [4]
 
 
 @pytest.mark.req("INDEX-12", "ROLL-17", "ROLL-18")
 def test_on_become_inactive_segment_writes_final_time_entry_and_trims(make):
     seg = make(0, index_interval_bytes=100_000)
-    seg.append(0, 500, 0, legacy_records(0, "a"))
-    seg.append(1, 700, 1, legacy_records(1, "b"))
+    seg.append(0, legacy_records(0, "a"))
+    seg.append(1, legacy_records(1, "b"))
     assert seg.time_index.entries == 0
     seg.on_become_inactive_segment()
-    assert seg.time_index.entries == 1 and seg.time_index.entry(0).timestamp == 700
+    assert seg.time_index.entries == 1 and seg.time_index.entry(0).timestamp == 10
     assert seg.time_index_file.stat().st_size == 12
     assert seg.offset_index_file.stat().st_size == 0

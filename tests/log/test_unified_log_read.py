@@ -124,7 +124,8 @@ def test_fetch_up_to_log_end_offset(tmp_path, clock):
         fetch = log.read(offset, 2**31 - 1, min_one_message=True)
         assert not fetch.first_entry_incomplete and fetch.size_in_bytes > 0
         assert all(o < log.log_end_offset for o in offsets_of(fetch))
-        assert fetch.fetch_offset_metadata.message_offset == offset
+        # READ-11 (Kafka 4.0 on): the found batch's base offset, 0 for 0-2 and 3 for 3-4
+        assert fetch.fetch_offset_metadata.message_offset == (0 if offset < 3 else 3)
 
 
 @pytest.mark.req("READ-12")
@@ -141,7 +142,9 @@ def test_fetch_up_to_max_offset(tmp_path, clock):
         for offset in range(bound, log.log_end_offset + 1):
             fetch = log.read(offset, 2**31 - 1, max_offset=bound, min_one_message=True)
             assert fetch.size_in_bytes == 0
-            assert fetch.fetch_offset_metadata.message_offset == offset
+            # READ-5 at the bound (its metadata), else READ-6/READ-11: the batch's base offset
+            found = offset if offset in (bound, log.log_end_offset) else (0 if offset < 3 else 3)
+            assert fetch.fetch_offset_metadata.message_offset == found
 
 
 @pytest.mark.req("READ-4", "READ-12", "ROLL-19")
@@ -232,8 +235,8 @@ def test_fetch_latest_tiered_timestamp_no_remote_storage(tmp_path, clock):
 def test_get_first_batch_timestamp_for_segments(tmp_path, clock):
     seg1, seg2 = create_segment(tmp_path, 1), create_segment(tmp_path, 2)
     assert [s.get_first_batch_timestamp() for s in (seg1, seg2)] == [2**63 - 1] * 2
-    seg1.append(1, 1000, 1, batch(1, "one", timestamp=1000))
-    seg2.append(2, 2000, 1, batch(2, "two", timestamp=2000))
+    seg1.append(1, batch(1, "one", timestamp=1000))
+    seg2.append(2, batch(2, "two", timestamp=2000))
     assert [s.get_first_batch_timestamp() for s in (seg1, seg2)] == [1000, 2000]
     seg1.close()
     seg2.close()

@@ -201,7 +201,7 @@ def fake_clean(log, keep) -> None:
     for segment in old:
         for b in segment.log.batches():
             if keep(int(b.records()[0].key)):
-                cleaned.append(b.last_offset, b.max_timestamp, b.last_offset, b.raw)
+                cleaned.append(b.last_offset, b.raw)
     cleaned.on_become_inactive_segment()
     cleaned.flush()
     replace_segments(
