@@ -25,7 +25,7 @@ keeps the scenario's (or the step's) requirements.
 
 from __future__ import annotations
 
-from .scenarios import load_requirements
+from .requirements import load_requirements
 
 INDEX_KINDS = ("index", "timeindex")
 APPEND_PLACEMENT, REBUILD_PLACEMENT = "INDEX-7", "INDEX-8"

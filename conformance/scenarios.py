@@ -21,23 +21,12 @@ from pathlib import Path
 import yaml
 
 from .protocol import FEATURES, schema_errors
-from .transport import PACKAGE_ROOT
+from .requirements import load_requirements, requirements_path  # noqa: F401 (re-exported)
 
 DEFAULT_START_MS = 1_700_000_000_000
 DEFAULT_PARTITION = "topic-0"
 SCENARIO_SCHEMA = "scenario.schema.json"
 LEVEL_ORDER = {"MUST": 0, "SHOULD": 1, "MAY": 2}
-
-
-def requirements_path() -> Path:
-    return PACKAGE_ROOT / "spec" / "requirements.yaml"
-
-
-@cache
-def load_requirements() -> dict[str, dict]:
-    """spec/requirements.yaml as ``{id: {level, page, rule, source}}``."""
-    data = yaml.safe_load(requirements_path().read_text(encoding="utf-8"))
-    return {entry["id"]: entry for entry in data["requirements"]}
 
 
 def scenario_dir() -> Path:

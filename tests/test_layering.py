@@ -63,7 +63,7 @@ LAYERS = {
 # the harness's layers, bottom up (longest prefix wins; every module of conformance has one)
 CONFORMANCE_LAYERS = {
     **dict.fromkeys(("adapter", "protocol", "batches", "check_rules", "file_names", "scratch",
-                     "diagnostics", "options", "same_records"), 0),
+                     "diagnostics", "options", "same_records", "requirements"), 0),
     **dict.fromkeys(("disk", "file_checks", "index_invariants", "golden_files", "damage"), 1),
     **dict.fromkeys(("driver", "inproc_driver", "subprocess_driver", "transport", "reference",
                      "testee", "kafka_jars", "kafka_broker", "kafka_testee_cli", "kafka_dump",

@@ -155,15 +155,11 @@ class LogSegment:
 
     # --- append (APPEND-22, INDEX-7) ---
     def append(self, largest_offset: int, records: bytes) -> None:
-        """Append one message set (one or more whole batches), as Kafka 4.x does
-        (``LogSegment.append(largestOffset, records)``, KAFKA-806).
-
-        INDEX-7: walking the set's batches, an index entry (the batch's last offset, its
-        position) is added before a batch when more than ``index.interval.bytes`` were written
-        since the last one; the first batch of a segment is never indexed. INDEX-11: the
-        largest timestamp so far and its offset come from each batch. ROLL-8: the
-        rolling-based timestamp is not set here; it is read from the first batch on demand.
-        """
+        """Append a message set of whole batches, walking them as Kafka 4.x does (KAFKA-806).
+        INDEX-7: an entry (the batch's last offset, its position) before a batch when more
+        than ``index.interval.bytes`` were written since the last one, so never for a
+        segment's first batch; INDEX-11: the largest timestamp so far from each batch; ROLL-8:
+        the rolling-based timestamp is read from the first batch on demand, not set here."""
         if not records:
             return
         physical_position = self.log.size
@@ -185,9 +181,8 @@ class LogSegment:
             self.bytes_since_last_index_entry += batch.size_in_bytes
 
     def _has_room(self) -> bool:
-        """INDEX-7's Deviation: a set's later batches find the indexes full (the roll check
-        counts appends, not batches); Kafka 4.x then throws with the set's bytes written,
-        the reference leaves the entry out (the index is sparse) and the next append rolls."""
+        """INDEX-7's Deviation: a set's later batch may find an index full (a roll counts sets);
+        Kafka 4.x throws with the bytes written, the reference leaves the entry out and rolls."""
         return not (self.offset_index.is_full() or self.time_index.is_full())
 
     def ensure_offset_in_range(self, offset: int) -> None:
@@ -205,18 +200,15 @@ class LogSegment:
 
     def _load_first_batch_timestamp(self) -> None:
         if self.rolling_based_timestamp is None:
-            for batch in self.log.batches():
-                self.rolling_based_timestamp = batch.max_timestamp
-                break
+            first = next(iter(self.log.batches()), None)
+            self.rolling_based_timestamp = None if first is None else first.max_timestamp
 
     def time_waited_for_roll(self, now: int, message_timestamp: int) -> int:
         """ROLL-4: the incoming set's max timestamp minus the first batch's, when that has a
         timestamp; else wall time since the segment's creation."""
         self._load_first_batch_timestamp()
-        ts = -1 if self.rolling_based_timestamp is None else self.rolling_based_timestamp
-        if ts >= 0:
-            return message_timestamp - ts
-        return now - self.created
+        ts = self.rolling_based_timestamp
+        return message_timestamp - ts if ts is not None and ts >= 0 else now - self.created
 
     def get_first_batch_timestamp(self) -> int:
         """ROLL-10: the first batch's max timestamp, or Long.MAX when empty or without timestamps."""
@@ -225,8 +217,7 @@ class LogSegment:
         return ts if ts is not None and ts >= 0 else LONG_MAX
 
     def on_become_inactive_segment(self) -> None:
-        """ROLL-17, ROLL-18: at roll, the final time-index entry, then trim both indexes and
-        the .log."""
+        """ROLL-17, ROLL-18: at roll, the final time-index entry, then trim the indexes, .log."""
         self.time_index.maybe_append(
             self.max_timestamp_so_far, self.shallow_offset_of_max_timestamp_so_far, True
         )
@@ -353,9 +344,8 @@ class LogSegment:
         cut (``offset_overflow`` propagates: the loader splits the segment). ``before_truncate
         (position, why)`` is told first: ``zero_tail``, the failing category or ``partial_batch``.
         """
-        self.offset_index.reset()
-        self.time_index.reset()
-        self.txn_index.reset()
+        for index in (self.offset_index, self.time_index, self.txn_index):
+            index.reset()
         self.max_timestamp_and_offset_so_far = None
         scanner = RecoveryScanner(self.log.batches(), self.base_offset, self.index_interval_bytes)
         failure = segment_recovery._recover_batches(
