@@ -78,18 +78,12 @@ class RunResponses:
                 cause=f"{op}: refused with {response.code}",
             )  # fmt: skip
         else:
-            for key, want in expect.items():
-                if key in ("unchanged", "error", "refused"):
-                    continue
-                have = self._actual(op, key, response.result)
-                if key == "aborted_transactions" and isinstance(want, list):
-                    want = sorted(want)  # in any order (READ-22)
-                if have != want:
-                    shown = "absent" if have is ABSENT else show(have)
-                    self.fail(
-                        "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
-                        cause=f"{op}: {key} differs from the scenario's",
-                    )  # fmt: skip
+            for key, want, have in self._mismatches(op, expect, response.result):
+                shown = "absent" if have is ABSENT else show(have)
+                self.fail(
+                    "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
+                    cause=f"{op}: {key} differs from the scenario's",
+                )  # fmt: skip
         if response.ok and op in ("open", "state"):
             self._state_rules(response.result)
         if before is not None:
@@ -112,6 +106,38 @@ class RunResponses:
         if self.golden is not None and len(self.failures) == problems_before:
             self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
         return response
+
+    def check_response_or_may(
+        self, op: str, args: dict, expect: dict, may: dict | None, reqs: list[str]
+    ) -> Response:
+        """``check_response``, and when the step names a MAY answer (``may``: its rule and
+        the fields that answer must have) and the response is that answer instead, the
+        step's failures give way to the MAY's choice (spec README §1.6): they count only for
+        a ``kafka_exact`` testee, as do the run's golden differences (``settle_choices``)."""
+        mark = len(self.failures)
+        response = self.check_response(op, args, expect, reqs)
+        if may is None or len(self.failures) == mark or not response.ok:
+            return response
+        if any(True for _ in self._mismatches(op, may["expect"], response.result)):
+            return response  # neither answer: the scenario's own failures stand
+        taken = self.failures[mark:]
+        del self.failures[mark:]
+        self.may_taken.add(may["rule"])
+        for failure in taken:
+            self.fail(failure.category, failure.message, failure.requirements,
+                      cause=failure.cause, choice=[may["rule"]])  # fmt: skip
+        return response
+
+    def _mismatches(self, op: str, expect: dict, result: dict):
+        """(field, wanted, answered) of each result field that differs from ``expect``."""
+        for key, want in expect.items():
+            if key in ("unchanged", "error", "refused"):
+                continue
+            have = self._actual(op, key, result)
+            if key == "aborted_transactions" and isinstance(want, list):
+                want = sorted(want)  # in any order (READ-22)
+            if have != want:
+                yield key, want, have
 
     def _observe(self) -> tuple[dict, dict | None]:
         files = self._files()

@@ -17,7 +17,7 @@ from conformance.check_rules import (
     index_size_choice,
     open_choice,
 )
-from conformance.disk import _size_problems
+from conformance.index_invariants import _size_problems
 
 BEFORE = [[1, 0], [2, 5]]
 
