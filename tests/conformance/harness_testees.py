@@ -180,7 +180,7 @@ class CrashesAtOpen(ReferenceAdapter):
 
 
 class OffsetOfMaxTimestampOffByOne(ReferenceAdapter):
-    """Answers an append's offset_of_max_timestamp one too high (APPEND-24)."""
+    """Answers an append's offset_of_max_timestamp one too high (APPEND-28)."""
 
     def append(self, *args, **kwargs) -> dict:
         result = super().append(*args, **kwargs)
@@ -219,6 +219,15 @@ class CleansPastTheDirtyOffset(CleansWithNoProgress):
     skew = 1
 
 
+class NoOffsetOfMaxTimestamp(ReferenceAdapter):
+    """Leaves the optional offset_of_max_timestamp out, as Kafka's releases could (APPEND-28)."""
+
+    def append(self, *args, **kwargs) -> dict:
+        result = super().append(*args, **kwargs)
+        del result["offset_of_max_timestamp"]
+        return result
+
+
 class GzipOnly(ReferenceAdapter):
     """Claims one codec of the four."""
 
@@ -243,6 +252,7 @@ FACTORIES = {
     "removes_its_directory": RemovesItsDirectory,
     "double_spaced_epochs": DoubleSpacedEpochs,
     "offset_of_max_timestamp_off_by_one": OffsetOfMaxTimestampOffByOne,
+    "no_offset_of_max_timestamp": NoOffsetOfMaxTimestamp,
     "gzip_only": GzipOnly,
     "cleans_with_no_progress": CleansWithNoProgress,
     "cleans_with_no_progress_kafka_exact": CleansWithNoProgressKafkaExact,

@@ -306,8 +306,18 @@ def test_a_golden_difference_names_the_rule_of_its_field():
         for f in o.result.failures
         if f.category == "golden_response" and "offset_of_max_timestamp" in f.message
     ]
-    assert golden and {tuple(f.requirements) for f in golden} == {("APPEND-24",)}
+    assert golden and {tuple(f.requirements) for f in golden} == {("APPEND-28",)}
+    assert {f.level for f in golden} == {"SHOULD"}  # an optional field of no release
     assert golden[0].cause == "append: offset_of_max_timestamp differs from the reference's"
+
+
+@pytest.mark.parametrize("transport", ["inproc", "subprocess"])
+def test_an_append_may_leave_out_the_offset_of_its_largest_timestamp(transport):
+    """offset_of_max_timestamp is optional (APPEND-28): a testee without it passes every
+    scenario that expects it, through the protocol's schema too."""
+    ids = ["append.leader.*", "append.log-append-time.*", "producer.*"]
+    suite = run_suite(impl_of("no_offset_of_max_timestamp", transport), select(ids)[0])
+    assert suite.outcomes and not [o.id for o in suite.outcomes if o.status != "passed"]
 
 
 # --- §5: diagnostics -------------------------------------------------------------------------
