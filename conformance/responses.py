@@ -13,6 +13,7 @@ the response against the reference's to the same request (the goldens). It uses 
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
@@ -51,6 +52,9 @@ ABSENT = _Absent()
 
 class RunResponses:
     """The response checks of a ``Run`` (the module docstring)."""
+
+    may: dict | None = None  # the current step's MAY answer, if it names one (steps.py)
+    may_taken: frozenset[str] = frozenset()  # the MAY rules whose answer the testee gave
 
     def check_response(self, op: str, args: dict, expect: dict, reqs: list[str]) -> Response:
         before = self._observe() if expect.get("unchanged") else None
@@ -118,17 +122,30 @@ class RunResponses:
         a ``kafka_exact`` testee, as do the run's golden differences (``settle_choices``)."""
         mark = len(self.failures)
         response = self.check_response(op, args, expect, reqs)
-        if may is None or len(self.failures) == mark or not response.ok:
+        if not may or len(self.failures) == mark or not response.ok:
             return response
         if any(True for _ in self._mismatches(op, may["expect"], response.result)):
             return response  # neither answer: the scenario's own failures stand
         taken = self.failures[mark:]
         del self.failures[mark:]
-        self.may_taken.add(may["rule"])
+        self.may_taken = self.may_taken | {may["rule"]}
         for failure in taken:
             self.fail(failure.category, failure.message, failure.requirements,
                       cause=failure.cause, choice=[may["rule"]])  # fmt: skip
         return response
+
+    def settle_choices(self) -> None:
+        """A testee that gave a step's MAY answer differs from the reference's goldens
+        because of it: its golden differences rest on that MAY too (spec README §1.6)."""
+        if not self.may_taken:
+            return
+        kept, self.failures = self.failures, []
+        for f in kept:
+            if f.category.startswith("golden_"):
+                f = replace(f, choice=sorted(set(f.choice) | self.may_taken))
+                if check_rules.open_choice(f.choice, self.features):
+                    continue
+            self.failures.append(f)
 
     def _mismatches(self, op: str, expect: dict, result: dict):
         """(field, wanted, answered) of each result field that differs from ``expect``."""

@@ -12,7 +12,6 @@ from __future__ import annotations
 import base64
 import errno
 import os
-from dataclasses import replace
 from pathlib import Path
 
 from reference_impl.errors import KafkaLogError
@@ -79,21 +78,12 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
         self.epilogue: EpilogueRecord | None = None
         self.steps_closed = False  # the steps ended with a successful close
         self.steps_done = False  # every step ran (else the run stopped at step_index)
-        self.may: dict | None = None  # the current step's MAY answer, if it names one
-        self.may_taken: set[str] = set()  # the MAY rules whose answer the testee gave
         parsed = parse_partition_dir_name(scenario.partition)
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
     # --- helpers ---
-    def fail(
-        self,
-        category: str,
-        message: str,
-        reqs: list[str] | None = None,
-        *,
-        cause: str | None = None,
-        choice: list[str] | None = None,
-    ) -> None:
+    def fail(self, category: str, message: str, reqs: list[str] | None = None, *,
+             cause: str | None = None, choice: list[str] | None = None) -> None:  # fmt: skip
         if check_rules.open_choice(choice or (), self.features):
             return  # a MAY: both answers are allowed (spec README §1.6)
         step = None if self.step_index is None else self.step_index + 1
@@ -108,19 +98,6 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 list(choice or ()),
             )
         )
-
-    def settle_choices(self) -> None:
-        """A testee that gave a step's MAY answer differs from the reference's goldens
-        because of it: its golden differences rest on that MAY too (spec README §1.6)."""
-        if not self.may_taken:
-            return
-        kept, self.failures = self.failures, []
-        for f in kept:
-            if f.category.startswith("golden_"):
-                f = replace(f, choice=sorted(set(f.choice) | self.may_taken))
-                if check_rules.open_choice(f.choice, self.features):
-                    continue
-            self.failures.append(f)
 
     def reqs(self, step: dict) -> list[str]:
         return list(step.get("reqs") or self.s.requirements)
@@ -378,10 +355,10 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 }
                 if args.get("origin", "client") != "client":  # sent only when needed
                     wire["origin"] = args["origin"]
-                last = k == times - 1
-                response = self.check_response_or_may(
-                    op, wire, expect if last else {}, self.may if last else None, reqs
-                )
+                last = (
+                    k == times - 1
+                )  # the step's expectations (and MAY answer) are the last append's
+                response = self.check_response_or_may(op, wire, expect if last else {}, self.may if last else None, reqs)  # fmt: skip
             return
         if op == "read":
             wire = {
