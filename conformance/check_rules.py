@@ -14,7 +14,8 @@ implementation may differ and the check is SHOULD:
   ``.txnindex`` exists on INDEX-21.
 
 A MAY leaves both answers open, so its check accepts both: the leader epoch entries a
-refused append may leave (APPEND-27, ``epochs_a_refusal_may_add``). Which rules are SHOULD
+refused append may leave (APPEND-27, ``epochs_a_refusal_may_add``), and a step's ``may``
+answer (COMPACT-30, COMPACT-31: responses.py ``check_response_or_may``). Which rules are SHOULD
 or MAY rather than MUST is spec/README.md §1.6's contract: a MUST is what a client of the log
 or an implementation loading its directory can observe.
 
