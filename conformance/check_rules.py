@@ -14,7 +14,8 @@ implementation may differ and the check is SHOULD:
   ``.txnindex`` exists on INDEX-21.
 
 A MAY leaves both answers open, so its check accepts both: the leader epoch entries a
-refused append may leave (APPEND-27, ``epochs_a_refusal_may_add``). Which rules are SHOULD
+refused append may leave (APPEND-27, ``epochs_a_refusal_may_add``), and a step's ``may``
+answer (COMPACT-30, COMPACT-31: responses.py ``check_response_or_may``). Which rules are SHOULD
 or MAY rather than MUST is spec/README.md §1.6's contract: a MUST is what a client of the log
 or an implementation loading its directory can observe.
 
@@ -43,7 +44,7 @@ UNTRIMMED_PART_SLOT = "INDEX-23"  # a loaded index's part slot kept at close (Ka
 # (op, result field) -> the rules that define the field, whatever the scenario is about
 RESPONSE_FIELD_RULES: dict[tuple[str, str], list[str]] = {
     ("append", "max_timestamp"): ["APPEND-24"],
-    ("append", "offset_of_max_timestamp"): ["APPEND-24"],
+    ("append", "offset_of_max_timestamp"): ["APPEND-28"],
     ("append", "log_append_time"): ["APPEND-17"],
     ("read", "first_entry_incomplete"): ["READ-14"],
     ("read", "aborted_transactions"): ["READ-22"],
@@ -53,6 +54,10 @@ RESPONSE_FIELD_RULES: dict[tuple[str, str], list[str]] = {
     ("open", "last_stable_offset"): ["TXN-B-7"],
     ("state", "last_stable_offset"): ["TXN-B-7"],
 }
+
+# result fields a testee may leave out (protocol.md): not compared when absent, and a wrong
+# one fails its own rule only, whatever the scenario's (APPEND-28: no release computes it)
+OPTIONAL_RESULT_FIELDS = {("append", "offset_of_max_timestamp")}
 
 # batch field of a .log file -> the rules that set it (a leader's append; a follower
 # writes every field as given, APPEND-19)

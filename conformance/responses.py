@@ -13,6 +13,7 @@ the response against the reference's to the same request (the goldens). It uses 
 from __future__ import annotations
 
 import base64
+from dataclasses import replace
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
@@ -52,6 +53,9 @@ ABSENT = _Absent()
 class RunResponses:
     """The response checks of a ``Run`` (the module docstring)."""
 
+    may: dict | None = None  # the current step's MAY answer, if it names one (steps.py)
+    may_taken: frozenset[str] = frozenset()  # the MAY rules whose answer the testee gave
+
     def check_response(self, op: str, args: dict, expect: dict, reqs: list[str]) -> Response:
         before = self._observe() if expect.get("unchanged") else None
         response = self.send(op, args)
@@ -78,18 +82,14 @@ class RunResponses:
                 cause=f"{op}: refused with {response.code}",
             )  # fmt: skip
         else:
-            for key, want in expect.items():
-                if key in ("unchanged", "error", "refused"):
-                    continue
-                have = self._actual(op, key, response.result)
-                if key == "aborted_transactions" and isinstance(want, list):
-                    want = sorted(want)  # in any order (READ-22)
-                if have != want:
-                    shown = "absent" if have is ABSENT else show(have)
-                    self.fail(
-                        "wrong_result", f"{key} is {shown}, expected {show(want)}", reqs,
-                        cause=f"{op}: {key} differs from the scenario's",
-                    )  # fmt: skip
+            for key, want, have in self._mismatches(op, expect, response.result):
+                shown = "absent" if have is ABSENT else show(have)
+                optional = (op, key) in check_rules.OPTIONAL_RESULT_FIELDS
+                self.fail(
+                    "wrong_result", f"{key} is {shown}, expected {show(want)}",
+                    check_rules.response_field_rules(op, key) if optional else reqs,
+                    cause=f"{op}: {key} differs from the scenario's",
+                )  # fmt: skip
         if response.ok and op in ("open", "state"):
             self._state_rules(response.result)
         if before is not None:
@@ -112,6 +112,53 @@ class RunResponses:
         if self.golden is not None and len(self.failures) == problems_before:
             self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
         return response
+
+    def check_response_or_may(
+        self, op: str, args: dict, expect: dict, may: dict | None, reqs: list[str]
+    ) -> Response:
+        """``check_response``, and when the step names a MAY answer (``may``: its rule and
+        the fields that answer must have) and the response is that answer instead, the
+        step's failures give way to the MAY's choice (spec README §1.6): they count only for
+        a ``kafka_exact`` testee, as do the run's golden differences (``settle_choices``)."""
+        mark = len(self.failures)
+        response = self.check_response(op, args, expect, reqs)
+        if not may or len(self.failures) == mark or not response.ok:
+            return response
+        if any(True for _ in self._mismatches(op, may["expect"], response.result)):
+            return response  # neither answer: the scenario's own failures stand
+        taken = self.failures[mark:]
+        del self.failures[mark:]
+        self.may_taken = self.may_taken | {may["rule"]}
+        for failure in taken:
+            self.fail(failure.category, failure.message, failure.requirements,
+                      cause=failure.cause, choice=[may["rule"]])  # fmt: skip
+        return response
+
+    def settle_choices(self) -> None:
+        """A testee that gave a step's MAY answer differs from the reference's goldens
+        because of it: its golden differences rest on that MAY too (spec README §1.6)."""
+        if not self.may_taken:
+            return
+        kept, self.failures = self.failures, []
+        for f in kept:
+            if f.category.startswith("golden_"):
+                f = replace(f, choice=sorted(set(f.choice) | self.may_taken))
+                if check_rules.open_choice(f.choice, self.features):
+                    continue
+            self.failures.append(f)
+
+    def _mismatches(self, op: str, expect: dict, result: dict):
+        """(field, wanted, answered) of each result field that differs from ``expect``."""
+        for key, want in expect.items():
+            if key in ("unchanged", "error", "refused"):
+                continue
+            have = self._actual(op, key, result)
+            if have is ABSENT and (op, key) in check_rules.OPTIONAL_RESULT_FIELDS:
+                continue  # a testee may leave it out
+            if key == "aborted_transactions" and isinstance(want, list):
+                want = sorted(want)  # in any order (READ-22)
+            if have != want:
+                yield key, want, have
 
     def _observe(self) -> tuple[dict, dict | None]:
         files = self._files()

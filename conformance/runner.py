@@ -118,6 +118,7 @@ class Runner:
             raise HarnessError(scenario.id, run.step_index, run.operation, exc) from exc
         finally:
             self.driver.end_scenario(run.now)
+        run.settle_choices()
         if self.cross_loader is not None:
             self.cross_loader.check(run)
         result = Result(

@@ -82,15 +82,8 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
         self.topic, self.partition_number = parsed.topic, parsed.partition
 
     # --- helpers ---
-    def fail(
-        self,
-        category: str,
-        message: str,
-        reqs: list[str] | None = None,
-        *,
-        cause: str | None = None,
-        choice: list[str] | None = None,
-    ) -> None:
+    def fail(self, category: str, message: str, reqs: list[str] | None = None, *,
+             cause: str | None = None, choice: list[str] | None = None) -> None:  # fmt: skip
         if check_rules.open_choice(choice or (), self.features):
             return  # a MAY: both answers are allowed (spec README §1.6)
         step = None if self.step_index is None else self.step_index + 1
@@ -187,6 +180,7 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 handler(self, step)
                 return
         op = next(k for k in OP_KEYS if k in step)
+        self.may = step.get("may")  # another answer a MAY rule allows (check_response_or_may)
         self.do_op(op, step[op] or {}, step.get("expect") or {}, self.reqs(step))
 
     def do_clock(self, step: dict) -> None:
@@ -361,7 +355,10 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
                 }
                 if args.get("origin", "client") != "client":  # sent only when needed
                     wire["origin"] = args["origin"]
-                response = self.check_response(op, wire, expect if k == times - 1 else {}, reqs)
+                last = (
+                    k == times - 1
+                )  # the step's expectations (and MAY answer) are the last append's
+                response = self.check_response_or_may(op, wire, expect if last else {}, self.may if last else None, reqs)  # fmt: skip
             return
         if op == "read":
             wire = {
@@ -373,7 +370,7 @@ class Run(RunResponses, RunFileComparison, RunEpilogue):
             if args.get("isolation", "high_watermark") != "high_watermark":
                 wire["isolation"] = args["isolation"]  # sent only when needed
             args = wire
-        response = self.check_response(op, args, expect, reqs)
+        response = self.check_response_or_may(op, args, expect, self.may, reqs)
         if op == "close" and response.ok:
             self.log_open, self.closed = False, True
 

@@ -29,9 +29,7 @@ Log = log.Log
 PSM = producer_state_manager.ProducerStateManager
 Append = producer_state.ProducerAppendInfo
 # the modules whose globals the log's methods read, wherever the methods live now
-ROLL = module_of(
-    segment.roll_reason
-)  # ROLL_CONDITIONS, which LogSegment.should_roll reads through it
+ROLL = module_of(segment.roll_reason)  # ROLL_CONDITIONS, read by the roll check should_roll calls
 APPEND = module_of(Log._append)  # analyze_and_validate_records
 PRODUCERS = module_of(Log._analyze_and_validate_producer_state)  # update_producers
 ORIGINAL = {

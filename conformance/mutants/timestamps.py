@@ -1,5 +1,5 @@
 """Mutants of the timestamp lookups and LogAppendTime (issue 26): each is a shortcut an
-implementer could take for READ-15, READ-16, READ-19, APPEND-24, LEGACY-14 or the time index's
+implementer could take for READ-15, READ-16, READ-19, APPEND-28, LEGACY-14 or the time index's
 lookup (INDEX-19). Seven of them passed the whole suite of 388 scenarios; the scenarios
 ``read.time.compressed.*``, ``read.time.legacy-wrapper.*``, ``read.time.max-timestamp-*``,
 ``read.time.chosen-segment-no-match``, ``read.time.follower-header-max-timestamp`` and
@@ -33,7 +33,7 @@ TimestampAndOffset = file_records.TimestampAndOffset
 
 
 def _assign_naming_first_offset(records, **kwargs):
-    """APPEND-24 shortcut: a LogAppendTime batch's offset of its maxTimestamp is its first
+    """APPEND-28 shortcut: a LogAppendTime batch's offset of its maxTimestamp is its first
     offset (every record carries the same timestamp, so 'the first' looks as right)."""
     result = _ORIGINAL["assign"](records, **kwargs)
     if kwargs["timestamp_type"] is not TimestampType.LOG_APPEND_TIME:
@@ -175,7 +175,7 @@ _SEARCH = (file_records.FileRecords, "search_for_timestamp")
 
 
 TIMESTAMP_MUTANTS = (
-    Mutant("log-append-time-offset-at-first-offset", "a LogAppendTime append names its first offset as the offset of its maxTimestamp", frozenset({"APPEND-24"}), ("append.log-append-time.*",),
+    Mutant("log-append-time-offset-at-first-offset", "a LogAppendTime append names its first offset as the offset of its maxTimestamp", frozenset({"APPEND-28"}), ("append.log-append-time.*",),
            lambda: [(module_of(unified_log.Log._assign_offsets), "assign_offsets_as_leader", _assign_naming_first_offset)]),
     Mutant("max-timestamp-at-batch-last-offset", "-3 answers the last offset of the batch holding the largest timestamp (Kafka 3.7.0, KAFKA-16310)", frozenset({"READ-19"}), ("read.time.*",),
            lambda: [(timestamp_lookup, "_max_timestamp", _max_timestamp_with(_first_greatest, lambda b, t: b.last_offset))]),

@@ -14,6 +14,7 @@ import shutil
 import tempfile
 from pathlib import Path
 
+from conformance.adapter import OperationError
 from conformance.reference import ReferenceAdapter
 
 
@@ -179,12 +180,51 @@ class CrashesAtOpen(ReferenceAdapter):
 
 
 class OffsetOfMaxTimestampOffByOne(ReferenceAdapter):
-    """Answers an append's offset_of_max_timestamp one too high (APPEND-24)."""
+    """Answers an append's offset_of_max_timestamp one too high (APPEND-28)."""
 
     def append(self, *args, **kwargs) -> dict:
         result = super().append(*args, **kwargs)
         if result.get("offset_of_max_timestamp", -1) >= 0:
             result["offset_of_max_timestamp"] += 1
+        return result
+
+
+class CleansWithNoProgress(ReferenceAdapter):
+    """Answers a dedupe buffer too small for one key as Kafka 4.1+ does (COMPACT-30, a MAY):
+    a pass that makes no progress, ``end_offset`` the first dirty offset plus ``skew``."""
+
+    skew = 0
+
+    def clean(self, *args, now_ms: int, **kwargs) -> dict:
+        try:
+            return super().clean(*args, now_ms=now_ms, **kwargs)
+        except OperationError as exc:
+            if exc.code != "INVALID_ARGUMENT":
+                raise
+        counters = ("messages_read", "messages_written", "map_messages_read")
+        return {"cleaned": True, "end_offset": self.skew, **dict.fromkeys(counters, 0)}
+
+
+class CleansWithNoProgressKafkaExact(CleansWithNoProgress):
+    """The same, claiming ``kafka_exact``: held to COMPACT-9's refusal, as a SHOULD."""
+
+    def hello(self, *, now_ms: int, **_: object) -> dict:
+        hello = super().hello(now_ms=now_ms)
+        return {**hello, "features": [*hello["features"], "kafka_exact"]}
+
+
+class CleansPastTheDirtyOffset(CleansWithNoProgress):
+    """Neither answer: a pass that claims progress it did not make."""
+
+    skew = 1
+
+
+class NoOffsetOfMaxTimestamp(ReferenceAdapter):
+    """Leaves the optional offset_of_max_timestamp out, as Kafka's releases could (APPEND-28)."""
+
+    def append(self, *args, **kwargs) -> dict:
+        result = super().append(*args, **kwargs)
+        del result["offset_of_max_timestamp"]
         return result
 
 
@@ -212,7 +252,11 @@ FACTORIES = {
     "removes_its_directory": RemovesItsDirectory,
     "double_spaced_epochs": DoubleSpacedEpochs,
     "offset_of_max_timestamp_off_by_one": OffsetOfMaxTimestampOffByOne,
+    "no_offset_of_max_timestamp": NoOffsetOfMaxTimestamp,
     "gzip_only": GzipOnly,
+    "cleans_with_no_progress": CleansWithNoProgress,
+    "cleans_with_no_progress_kafka_exact": CleansWithNoProgressKafkaExact,
+    "cleans_past_the_dirty_offset": CleansPastTheDirtyOffset,
     "raises": Raises,
     "links_outside": LinksOutside,
     "fifo_for_log": FifoForLog,

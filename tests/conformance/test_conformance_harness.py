@@ -276,6 +276,28 @@ def test_must_index_rules_are_still_must(name, rule):
     assert not suite.ok
 
 
+@pytest.mark.parametrize(
+    ("factory", "levels"),
+    [
+        ("cleans_with_no_progress", set()),  # COMPACT-30's answer: passes, goldens included
+        ("cleans_with_no_progress_kafka_exact", {"SHOULD"}),  # held to the refusal
+        ("cleans_past_the_dirty_offset", {"MUST"}),  # neither answer
+    ],
+)
+def test_a_step_accepts_the_answer_its_may_rule_allows(factory, levels):
+    """compaction.offset-map.refused names COMPACT-30's answer (``may``): the pass with no
+    progress passes it, golden differences and all, unless the testee claims kafka_exact;
+    an answer that is neither fails at MUST."""
+    suite = run_suite(impl_of(factory), select(["compaction.offset-map.refused"])[0])
+    failures = suite.outcomes[0].result.failures
+    assert {f.level for f in failures} == levels, failures
+    if factory.endswith("kafka_exact"):
+        assert "missing_error" in {f.category for f in failures}
+        assert all(f.choice == ["COMPACT-30"] for f in failures)
+    if levels == {"MUST"}:
+        assert failures[0].category == "missing_error" and not failures[0].choice
+
+
 def test_a_golden_difference_names_the_rule_of_its_field():
     suite = run_suite(impl_of("offset_of_max_timestamp_off_by_one"), select(["append.*"])[0])
     golden = [
@@ -284,8 +306,18 @@ def test_a_golden_difference_names_the_rule_of_its_field():
         for f in o.result.failures
         if f.category == "golden_response" and "offset_of_max_timestamp" in f.message
     ]
-    assert golden and {tuple(f.requirements) for f in golden} == {("APPEND-24",)}
+    assert golden and {tuple(f.requirements) for f in golden} == {("APPEND-28",)}
+    assert {f.level for f in golden} == {"SHOULD"}  # an optional field of no release
     assert golden[0].cause == "append: offset_of_max_timestamp differs from the reference's"
+
+
+@pytest.mark.parametrize("transport", ["inproc", "subprocess"])
+def test_an_append_may_leave_out_the_offset_of_its_largest_timestamp(transport):
+    """offset_of_max_timestamp is optional (APPEND-28): a testee without it passes every
+    scenario that expects it, through the protocol's schema too."""
+    ids = ["append.leader.*", "append.log-append-time.*", "producer.*"]
+    suite = run_suite(impl_of("no_offset_of_max_timestamp", transport), select(ids)[0])
+    assert suite.outcomes and not [o.id for o in suite.outcomes if o.status != "passed"]
 
 
 # --- §5: diagnostics -------------------------------------------------------------------------

@@ -5,12 +5,11 @@
 release in both checkpoint timings and the older four in the kafka timing (4.0 to 4.3 answer
 the same in both, docs/conformance/kafka-versions.md); the older four in the reference timing
 run with ``--runslow``. A difference from the goldens fails unless
-``conformance/expected-failures/kafka-releases.txt`` (every release) or
-``kafka-<version>.txt`` (that release's own behaviour, named by a rule's version note) lists
-it, and a listed test that passes or fails otherwise fails too. Since issue 21 the spec follows
-the releases, and where they disagree on what nobody reading the log observes its rule is a MAY
-whose checks accept every release's answer; the release lists hold the cleaner's differences
-between releases (COMPACT-9's assert since 4.1, COMPACT-17's high watermark in 4.4). The
+``conformance/expected-failures/kafka-releases.txt`` (every release: documented Deviations
+only) lists it, and a listed test that passes or fails otherwise fails too. Since issue 21 the
+spec follows the releases, and where they disagree on what nobody reading the log observes its
+rule is a MAY whose checks accept every release's answer (the cleaner's too: COMPACT-30 for
+4.1+'s assert, COMPACT-31 for 4.4.0's high watermark), so no release has a list of its own. The
 compaction scenarios run on Kafka's own cleaner of each release (4.0's Scala one included,
 kafka_testee's ReleaseCleaner). Skipped, with the reason, without Java 17+ or Maven or when a
 release's jars do not resolve (no network, not in ~/.m2).
