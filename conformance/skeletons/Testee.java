@@ -143,7 +143,7 @@ public final class Testee {
             return state();
         }
 
-        /** INDEX-7: an entry when more than index_interval_bytes were written before this append. */
+        /** INDEX-7: before a batch, an entry when more than index_interval_bytes were written since the last one. */
         void index(int position, long largestOffset, long largestTimestamp, long offsetOfMax, int size) throws IOException {
             if (maxSoFar == null) {
                 ByteBuffer last = timeIndex.last();
@@ -186,11 +186,11 @@ public final class Testee {
                     batch.putInt(CRC, (int) crc.getValue());
                 }
                 if (max > maxTimestamp) { maxTimestamp = max; offsetOfMax = last; }
+                index(data.length + written.size(), last, max, last, b.size()); // per batch (KAFKA-806)
                 written.write(batch.array());
                 logEndOffset = last + 1;
             }
             byte[] bytes = written.toByteArray();
-            if (bytes.length > 0) index(data.length, logEndOffset - 1, maxTimestamp, offsetOfMax, bytes.length);
             Files.write(file, bytes, StandardOpenOption.APPEND);
             byte[] all = Arrays.copyOf(data, data.length + bytes.length);
             System.arraycopy(bytes, 0, all, data.length, bytes.length);
@@ -218,14 +218,14 @@ public final class Testee {
             long bound = maxOffset == null || maxOffset >= logEndOffset ? logEndOffset : maxOffset;
             int boundPosition = bound == logEndOffset ? data.length : translate(bound).position();
             if (start == bound) return fetched(bound, boundPosition, "", false);
-            Batch first = translate(start);
+            Batch first = translate(start); // READ-11: its metadata names this batch's base offset
             if (first == null) return fetched(logEndOffset, data.length, "", false);
-            if (start > bound) return fetched(start, first.position(), "", false);
+            if (start > bound) return fetched(first.baseOffset(), first.position(), "", false);
             int size = minOneMessage ? Math.max(maxBytes, first.size()) : maxBytes;
-            if (size == 0) return fetched(start, first.position(), "", false);
+            if (size == 0) return fetched(first.baseOffset(), first.position(), "", false);
             int end = first.position() + Math.min(boundPosition - first.position(), size);
             String bytes = Base64.getEncoder().encodeToString(Arrays.copyOfRange(data, first.position(), end));
-            return fetched(start, first.position(), bytes, size < first.size());
+            return fetched(first.baseOffset(), first.position(), bytes, size < first.size());
         }
 
         static Map<String, Object> fetched(long offset, int position, String bytes, boolean incomplete) {

@@ -121,7 +121,7 @@ class Log {
     return this.state();
   }
 
-  /** INDEX-7: an entry when more than index_interval_bytes were written before this append. */
+  /** INDEX-7: before a batch, an entry when more than index_interval_bytes were written since the last one. */
   index(position, largestOffset, largestTimestamp, offsetOfMax, size) {
     const last = this.timeIndex.last();
     this.maxSoFar ??= last ? [last.readBigInt64BE(0), BigInt(last.readInt32BE(8))] : [NO_TIMESTAMP, 0n];
@@ -150,6 +150,7 @@ class Log {
   append(input, assignOffsets, leaderEpoch) {
     const found = [...batches(input)];
     const written = [];
+    let writtenBytes = 0;
     let maxTimestamp = NO_TIMESTAMP, offsetOfMax = -1n;
     const firstOffset = found.length ? (assignOffsets ? this.logEndOffset : found[0].baseOffset) : -1n;
     for (const b of found) {
@@ -165,11 +166,12 @@ class Log {
         batch.writeUInt32BE(crc32c(batch.subarray(ATTRIBUTES)), CRC);
       }
       if (max > maxTimestamp) { maxTimestamp = max; offsetOfMax = last; }
+      this.index(this.data.length + writtenBytes, last, max, last, batch.length); // per batch (KAFKA-806)
+      writtenBytes += batch.length;
       written.push(batch);
       this.logEndOffset = last + 1n;
     }
     const bytes = Buffer.concat(written);
-    if (bytes.length) this.index(this.data.length, this.logEndOffset - 1n, maxTimestamp, offsetOfMax, bytes.length);
     fs.appendFileSync(this.file, bytes);
     this.data = Buffer.concat([this.data, bytes]);
     const every = this.config.flush_messages; // flush.messages: flush after so many messages
@@ -195,15 +197,15 @@ class Log {
     const at = (offset, position) => ({ message_offset: offset, segment_base_offset: 0, relative_position_in_segment: position });
     const nothing = (meta) => ({ data: "", fetch_offset_metadata: meta, first_entry_incomplete: false });
     if (start === bound) return nothing(at(bound, boundPosition));
-    const first = this.translate(start);
+    const first = this.translate(start); // READ-11: its metadata names this batch's base offset
     if (first === null) return nothing(at(this.logEndOffset, this.data.length));
-    if (start > bound) return nothing(at(start, first.position));
+    if (start > bound) return nothing(at(first.baseOffset, first.position));
     const size = minOneMessage ? Math.max(maxBytes, first.size) : maxBytes;
-    if (size === 0) return nothing(at(start, first.position));
+    if (size === 0) return nothing(at(first.baseOffset, first.position));
     const end = first.position + Math.min(boundPosition - first.position, size);
     return {
       data: this.data.subarray(first.position, end).toString("base64"),
-      fetch_offset_metadata: at(start, first.position),
+      fetch_offset_metadata: at(first.baseOffset, first.position),
       first_entry_incomplete: size < first.size,
     };
   }

@@ -94,7 +94,9 @@ def test_a_testee_without_the_epoch_file_passes_every_scenario_not_about_it(on_p
 
 
 def test_the_reference_claims_every_feature():
-    assert expand_features(REFERENCE_FEATURES) == set(FEATURES) - {"compression"}
+    """Every feature but ``kafka_exact``: the reference takes the other answer of some MAY
+    rules (spec README §1.6), so it is not Kafka byte for byte."""
+    assert expand_features(REFERENCE_FEATURES) == set(FEATURES) - {"compression", "kafka_exact"}
 
 
 def test_snapshot_files_belong_to_their_feature():

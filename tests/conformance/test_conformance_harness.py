@@ -276,6 +276,7 @@ def test_must_index_rules_are_still_must(name, rule):
     assert not suite.ok
 
 
+@pytest.mark.req("COMPACT-30")
 @pytest.mark.parametrize(
     ("factory", "levels"),
     [
@@ -311,6 +312,7 @@ def test_a_golden_difference_names_the_rule_of_its_field():
     assert golden[0].cause == "append: offset_of_max_timestamp differs from the reference's"
 
 
+@pytest.mark.req("APPEND-28")
 @pytest.mark.parametrize("transport", ["inproc", "subprocess"])
 def test_an_append_may_leave_out_the_offset_of_its_largest_timestamp(transport):
     """offset_of_max_timestamp is optional (APPEND-28): a testee without it passes every

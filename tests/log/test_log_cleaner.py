@@ -24,7 +24,12 @@ from reference_impl.log.log_cleaner_manager import (
 from reference_impl.log.log_validator import AppendOrigin
 from reference_impl.log.offset_map import OffsetMapFullError, SkimpyOffsetMap
 from reference_impl.log.unified_log import Log
-from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
+from reference_impl.records import (
+    Compression,
+    SimpleRecord,
+    build_legacy_message_set,
+    build_record_batch,
+)
 from reference_impl.records.builder import build_control_batch
 from reference_impl.records.control import ControlRecordType
 from reference_impl.records.stream import iter_batches
@@ -474,3 +479,25 @@ def test_cleaning_a_broker_compacted_topic(corpus, tmp_path, clock):
         log.close()
         cleaned += 1
     assert cleaned >= 5
+
+
+@pytest.mark.req("COMPACT-29")
+def test_legacy_records_kept_are_written_as_a_v2_batch():
+    """Every 4.x cleaner writes the records it keeps of a magic 0/1 entry as one v2 batch
+    (KIP-724): first and last offset the kept records', the entry's codec, no producer."""
+    from reference_impl.log.record_filter import convert_legacy
+
+    records = [SimpleRecord(value=b"v%d" % i, key=b"k%d" % i, timestamp=100 + i) for i in range(3)]
+    wrapper = build_legacy_message_set(
+        records, magic=1, base_offset=7, compression=Compression.GZIP
+    )
+    (entry,) = iter_batches(wrapper)
+    kept_records = entry.records()[1:]
+    (batch,) = iter_batches(convert_legacy(entry, kept_records, None))
+    assert batch.magic == 2 and entry.magic == 1
+    assert (batch.base_offset, batch.last_offset) == (8, 9)
+    assert batch.compression == entry.compression and batch.producer_id == -1
+    assert batch.partition_leader_epoch == -1
+    assert [(r.offset, r.key, r.value, r.timestamp) for r in batch.records()] == [
+        (r.offset, r.key, r.value, r.timestamp) for r in kept_records
+    ]
