@@ -13,8 +13,8 @@ from collections import defaultdict
 from functools import cache
 from pathlib import Path
 
+from .requirements import PACKAGE_ROOT
 from .scenarios import load_all, load_requirements, requirements_path
-from .transport import PACKAGE_ROOT
 
 ID = re.compile(r"\b[A-Z]+(?:-[A-Z]+)?-\d+\b")
 BEHAVIOUR = "behaviour/"

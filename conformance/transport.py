@@ -50,7 +50,6 @@ __all__ = [
 ]
 
 IMPLEMENTATIONS_GROUP = "klogspec.implementations"
-PACKAGE_ROOT = Path(__file__).resolve().parent.parent  # the directory holding conformance/
 
 
 @dataclass

@@ -228,7 +228,8 @@ def test_commands_are_registered_in_pyproject():
     import tomllib
     from pathlib import Path
 
-    from conformance.transport import PACKAGE_ROOT, load_factory
+    from conformance.requirements import PACKAGE_ROOT
+    from conformance.transport import load_factory
 
     project = tomllib.loads((Path(PACKAGE_ROOT) / "pyproject.toml").read_text())["project"]
     commands = project["entry-points"]["klogspec.commands"]
