@@ -151,9 +151,9 @@ def conformance(ctx, impl, transport, only, expected_failures, report, junit, ti
 
 def _stdout_failed(err, exc: OSError) -> int:
     """stdout cannot be written (``> /dev/full``): one line on stderr, exit 2."""
-    from klogspec.cli import _silence_stdout
+    from klogspec.cli import silence_stdout
 
-    _silence_stdout()  # the interpreter's last flush has nowhere to fail
+    silence_stdout()  # the interpreter's last flush has nowhere to fail
     err.print(f"[red]error:[/] cannot write to stdout: {exc.strerror or type(exc).__name__}")
     return EXIT_USAGE
 

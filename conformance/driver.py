@@ -7,7 +7,7 @@ the per-request timeout, or answers with something that is not a valid response 
 ``TesteeFailure``: the current test fails with that kind, the testee is restarted (a new
 process, or a new adapter object) for the next test, and the run goes on. An in-process
 implementation's ``SystemExit`` and ``KeyboardInterrupt`` are crashes like any other
-exception (``_guarded``). The two transports: inproc_driver.py, subprocess_driver.py.
+exception (``guarded``). The two transports: inproc_driver.py, subprocess_driver.py.
 """
 
 from __future__ import annotations
@@ -245,12 +245,12 @@ class Driver:
 
 
 def _suite_version() -> str:
-    from .reference import _version
+    from .reference import package_version
 
-    return _version()
+    return package_version()
 
 
-def _guarded(function, *args, **kwargs) -> tuple[bool, Any]:
+def guarded(function, *args, **kwargs) -> tuple[bool, Any]:
     """Run ``function`` in the worker thread: ``(True, its result)`` or ``(False, what it
     raised)``, whatever it raised. ``SystemExit`` and ``KeyboardInterrupt`` of an
     implementation come back as values, so they fail its test and never end the run
@@ -261,7 +261,7 @@ def _guarded(function, *args, **kwargs) -> tuple[bool, Any]:
         return False, exc
 
 
-def _stack(exc: BaseException, frames: int = 6) -> str:
+def stack_of(exc: BaseException, frames: int = 6) -> str:
     """Where the implementation raised: its innermost frames, ``file:line in function``
     (one line, not Python's traceback: the harness did not crash, the implementation did)."""
     stack = [
@@ -272,7 +272,7 @@ def _stack(exc: BaseException, frames: int = 6) -> str:
     return f"raised at {', called from '.join(reversed(stack[-frames:]))}" if stack else ""
 
 
-def _raised(exc: BaseException) -> str:
+def raised(exc: BaseException) -> str:
     """What an implementation raised, in words: its type and message, or exit status."""
     if isinstance(exc, SystemExit):
         return f"SystemExit (exit status {printable(str(exc.code))}): it tried to end the harness"

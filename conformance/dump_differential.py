@@ -187,7 +187,7 @@ def _as_kafka(batch: dict) -> dict:
         "compresscodec": batch["compression"], "crc": batch["crc"], "isvalid": batch["crcValid"],
     }  # fmt: skip
     if batch["magic"] >= 2:
-        for key in kd._V2_FIELDS:
+        for key in kd.V2_FIELDS:
             out[key] = batch[key]
     return out
 

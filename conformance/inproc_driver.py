@@ -14,7 +14,7 @@ from typing import Any
 
 from .adapter import call, error_code
 from .diagnostics import printable
-from .driver import CannotStart, Driver, TesteeFailure, TesteeSpec, _guarded, _raised, _stack
+from .driver import CannotStart, Driver, TesteeFailure, TesteeSpec, guarded, raised, stack_of
 from .protocol import (
     nesting_errors,
 )
@@ -49,7 +49,7 @@ class InProcessDriver(Driver):
         if self._pool is None:
             self._pool = concurrent.futures.ThreadPoolExecutor(1, thread_name_prefix="testee")
         try:
-            ok, value = self._pool.submit(_guarded, self._factory).result(self.timeout)
+            ok, value = self._pool.submit(guarded, self._factory).result(self.timeout)
         except concurrent.futures.TimeoutError:
             raise TesteeFailure(
                 "timeout", f"the factory {self.spec.factory} took more than {self.timeout} s"
@@ -61,14 +61,14 @@ class InProcessDriver(Driver):
         if exc is not None:
             raise TesteeFailure(
                 "crashed",
-                f"the factory {self.spec.factory} raised {_raised(exc)}",
-                _stack(exc),
+                f"the factory {self.spec.factory} raised {raised(exc)}",
+                stack_of(exc),
                 cause="crashed: the factory raised",
             ) from None
 
     def _exchange(self, request: dict) -> Any:
         future = self._pool.submit(
-            _guarded, call, self._adapter, request["op"], request["args"], request["now_ms"]
+            guarded, call, self._adapter, request["op"], request["args"], request["now_ms"]
         )
         try:
             ok, result = future.result(self.timeout)
@@ -84,8 +84,8 @@ class InProcessDriver(Driver):
             if code is None:
                 raise TesteeFailure(
                     "crashed",
-                    f"{request['op']} raised {_raised(exc)}",
-                    _stack(exc),
+                    f"{request['op']} raised {raised(exc)}",
+                    stack_of(exc),
                     cause=f"crashed during {request['op']} ({type(exc).__name__})",
                 )
             error = {"code": code}
@@ -110,7 +110,7 @@ class InProcessDriver(Driver):
         if self._adapter is not None:
             crash = getattr(self._adapter, "crash", None)
             if crash is not None:
-                future = self._pool.submit(_guarded, crash, now_ms=now_ms)
+                future = self._pool.submit(guarded, crash, now_ms=now_ms)
                 # a crash that crashes (or exits, or hangs) is still a crash
                 with contextlib.suppress(concurrent.futures.TimeoutError):
                     future.result(self.timeout)

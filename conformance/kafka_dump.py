@@ -105,7 +105,7 @@ _V2_BATCH = re.compile(
     rf"partitionLeaderEpoch: {_INT} isTransactional: {_BOOL} isControl: {_BOOL} "
     rf"deleteHorizonMs: OptionalLong(?:\.empty|\[{_INT}\]) (?P<tail>position: .*)$"
 )
-_V2_FIELDS = (
+V2_FIELDS = (
     "baseOffset", "lastOffset", "count", "baseSequence", "lastSequence", "producerId",
     "producerEpoch", "partitionLeaderEpoch", "isTransactional", "isControl", "deleteHorizonMs",
 )  # fmt: skip
@@ -172,7 +172,7 @@ def parse_log(dump: KafkaFileDump) -> dict:
 def _batch(line: str) -> dict | None:
     found = _V2_BATCH.match(line)
     if found is not None:
-        batch = _typed(_V2_FIELDS, found.groups()[: len(_V2_FIELDS)])
+        batch = _typed(V2_FIELDS, found.groups()[: len(V2_FIELDS)])
     else:
         found = _LEGACY_BATCH.match(line)
         if found is None:

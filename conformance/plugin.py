@@ -137,13 +137,17 @@ def klogspec_runners(request: pytest.FixtureRequest):
     runners.close()
 
 
+# the parsed --klogspec-expected-failures, kept on the config as pytest's stash keeps state
+EXPECTED = pytest.StashKey[dict]()
+
+
 def pytest_configure(config: pytest.Config) -> None:
     """Read --klogspec-expected-failures once, before any test: a bad file is one usage
     error, as for klogspec conformance (a regular UTF-8 file of at most 1 MiB)."""
     from . import expected
     from .options import OptionError, read_input
 
-    config._klogspec_expected = {}
+    config.stash[EXPECTED] = {}
     path = config.getoption("klogspec_expected_failures", None)
     if path is None:
         return
@@ -153,12 +157,12 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(exc)) from None
     if problems:
         raise pytest.UsageError(f"{path}: " + "; ".join(problems))
-    config._klogspec_expected = found
+    config.stash[EXPECTED] = found
 
 
 @pytest.fixture(scope="session")
 def klogspec_expected(request: pytest.FixtureRequest) -> dict:
-    return request.config._klogspec_expected
+    return request.config.stash[EXPECTED]
 
 
 class Case:

@@ -43,7 +43,7 @@ ISOLATIONS = {
 }
 
 
-def _version() -> str:
+def package_version() -> str:
     try:
         return version("kafka-log-spec")
     except PackageNotFoundError:  # pragma: no cover - a source checkout never installed
@@ -95,7 +95,7 @@ class ReferenceAdapter:
     def hello(self, *, now_ms: int, **_: object) -> dict:
         return {
             "name": self.name,
-            "version": _version(),
+            "version": package_version(),
             "language": "python",
             "features": list(FEATURES),
         }
@@ -242,7 +242,7 @@ class ReferenceAdapter:
                 raise OperationError("INVALID_ARGUMENT", str(exc)) from exc
             self._cleaner_sizes = sizes
         with _Errors():
-            log._begin()
+            log.begin_operation()
             out = clean_once(log, self.cleaner, first_dirty_offset)
         stats = out.stats
         return {

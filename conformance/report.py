@@ -29,7 +29,7 @@ def exit_status(suite: SuiteResult) -> int:
 
 
 def to_json(suite: SuiteResult, expected_file: str | None = None) -> dict:
-    from .reference import _version
+    from .reference import package_version
 
     tests = []
     for o in suite.outcomes:
@@ -54,7 +54,7 @@ def to_json(suite: SuiteResult, expected_file: str | None = None) -> dict:
             test["note"] = o.note
         tests.append(test)
     report = {
-        "suite": {"name": "klogspec-conformance", "version": _version()},
+        "suite": {"name": "klogspec-conformance", "version": package_version()},
         "implementation": {
             "spec": suite.impl.label,
             "transport": suite.impl.transport,

@@ -69,7 +69,7 @@ class ImplSpec:
         return SubprocessDriver(self, timeout)
 
 
-def _python_env() -> dict[str, str]:
+def python_env() -> dict[str, str]:
     """A child Python that imports the same ``reference_impl`` and ``conformance`` as this
     process (whichever checkout or install they come from)."""
     roots = []
@@ -109,7 +109,7 @@ def resolve_impl(spec: str, transport: str | None = None) -> ImplSpec:
         factory = found[0].value
     if transport == "subprocess":
         command = [sys.executable, "-P", "-m", "conformance.testee", "--factory", factory]
-        return ImplSpec(f"{spec} (subprocess)", "subprocess", command=command, env=_python_env())
+        return ImplSpec(f"{spec} (subprocess)", "subprocess", command=command, env=python_env())
     return ImplSpec(spec, "inproc", factory=factory)
 
 

@@ -54,7 +54,7 @@ class _Group(click.Group):
             finally:
                 sys.stdout.flush()  # a closed pipe shows here, not in the interpreter's exit
         except BrokenPipeError:
-            _silence_stdout()
+            silence_stdout()
             sys.exit(EXIT_OK)
         except ModuleNotFoundError as exc:
             top = (exc.name or "").partition(".")[0]
@@ -101,7 +101,7 @@ def _normal(name: str) -> str:
     return re.sub(r"[-_.]+", "-", name).lower()
 
 
-def _silence_stdout() -> None:
+def silence_stdout() -> None:
     """Point stdout at /dev/null, so that the interpreter's last flush has nowhere to fail."""
     try:
         devnull = os.open(os.devnull, os.O_WRONLY)

@@ -107,9 +107,9 @@ def _with_decoded(schema, decode: str):
     """The record level's columns, and decoded.py's two when ``decode`` is not none."""
     if decode == "none":
         return schema
-    from .decoded import DECODED_COLUMNS, _spark_schema
+    from .decoded import DECODED_COLUMNS, spark_schema
 
-    return StructType(schema.fields + _spark_schema(DECODED_COLUMNS).fields)
+    return StructType(schema.fields + spark_schema(DECODED_COLUMNS).fields)
 
 
 class KafkaSegmentsReader(DataSourceReader):

@@ -136,7 +136,7 @@ def _source(row: dict) -> dict:
 def write_decoded_tables(spark, frame, out: str, mode: str) -> None:
     """``OUT/_offset_commits`` and ``OUT/_cluster_metadata`` from the record-level ``frame``."""
     for name, function, columns in _TABLES:
-        table = frame.mapInArrow(function, _spark_schema(columns))
+        table = frame.mapInArrow(function, spark_schema(columns))
         table.write.mode(mode).parquet(f"{out.rstrip('/')}/_{name}")
 
 
@@ -151,7 +151,7 @@ _TABLES = (
 )
 
 
-def _spark_schema(columns):
+def spark_schema(columns):
     from pyspark.sql.pandas.types import from_arrow_schema
 
     return from_arrow_schema(schema_of(columns))

@@ -327,15 +327,15 @@ def _recovered(tmp_path, name: str, data: bytes, interval: int, readable: bool):
     directory = root / "topic-0"
     directory.mkdir(parents=True)
     (directory / "00000000000000000000.log").write_bytes(data)
-    compiled = segment_recovery._recover_batches
+    compiled = segment_recovery.recover_batches
     if readable:
-        segment_recovery._recover_batches = segment_recovery._readable_recover_batches
+        segment_recovery.recover_batches = segment_recovery.readable_recover_batches
     try:
         log = Log.open(directory, LogConfig(index_interval_bytes=interval))
     except Exception as exc:  # the same refusal both ways (the paths aside)
         return type(exc).__name__, str(exc).replace(str(root), "ROOT")
     finally:
-        segment_recovery._recover_batches = compiled
+        segment_recovery.recover_batches = compiled
     psm = log.producer_state_manager
     outcome = (
         log.state(),

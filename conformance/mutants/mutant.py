@@ -12,7 +12,7 @@ from unittest import mock
 
 from reference_impl.log.unified_log import Log
 
-from ..transport import ImplSpec, _python_env
+from ..transport import ImplSpec, python_env
 
 
 def module_of(method) -> ModuleType:
@@ -52,7 +52,7 @@ class Mutant:
             )
         command = [sys.executable, "-P", "-m", "conformance.mutants", self.name]
         return ImplSpec(
-            f"mutant {self.name} (subprocess)", "subprocess", command=command, env=_python_env()
+            f"mutant {self.name} (subprocess)", "subprocess", command=command, env=python_env()
         )
 
 

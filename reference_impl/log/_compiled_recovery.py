@@ -1,4 +1,4 @@
-"""``_recover_batches`` (segment_recovery.py) with the compiled batch walk
+"""``recover_batches`` (segment_recovery.py) with the compiled batch walk
 (``recover_clean_batches`` of reference_impl/kernels, the compiled ``recovery`` kernel): Kafka's
 LogSegment.recover (LogSegment.java) of spec/behaviour/recovery.md §4, faster.
 
@@ -24,7 +24,7 @@ APPLY_BYTES = 1 << 20  # index entries a run collects before they are written
 
 
 def recover_batches(segment, scanner, leader_epoch_cache, producer_state_manager, recover_batch):
-    """What ``segment_recovery._recover_batches`` returns, and does, faster; ``recover_batch``
+    """What ``segment_recovery.recover_batches`` returns, and does, faster; ``recover_batch``
     (segment_recovery's) takes each batch that is not clean."""
     log = segment.log
     source = log.file_source()

@@ -348,7 +348,7 @@ class LogSegment:
             index.reset()
         self.max_timestamp_and_offset_so_far = None
         scanner = RecoveryScanner(self.log.batches(), self.base_offset, self.index_interval_bytes)
-        failure = segment_recovery._recover_batches(
+        failure = segment_recovery.recover_batches(
             self, scanner, leader_epoch_cache, producer_state_manager
         )
         valid_bytes = scanner.valid_bytes

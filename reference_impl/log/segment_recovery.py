@@ -12,7 +12,7 @@ and cuts the ``.log``. The walk, batch by batch, is ``RecoveryScanner``, and
 ``recover_batch`` what each batch adds to the segment's indexes, the leader epoch cache
 and the producer state; ``klogspec recover --dry-run`` plans with both, on a recording
 segment (klogspec/recover/scan.py). When the compiled kernels are built,
-``_recover_batches`` is their walk (_compiled_recovery.py): it takes the runs of clean
+``recover_batches`` is their walk (_compiled_recovery.py): it takes the runs of clean
 batches and hands every other batch to the same ``take`` and ``recover_batch``.
 """
 
@@ -151,7 +151,7 @@ def update_producer_state(segment: RecoveringSegment, psm: ProducerStateManager,
     psm.update_map_end_offset(batch.last_offset + 1)
 
 
-def _recover_batches(
+def recover_batches(
     segment: RecoveringSegment,
     scanner: RecoveryScanner,
     leader_epoch_cache: LeaderEpochFileCache | None,
@@ -174,5 +174,5 @@ def _recover_batches(
 if kernels.recovery is not None:
     from ._compiled_recovery import recover_batches as _compiled_recover_batches
 
-    _readable_recover_batches = _recover_batches
-    _recover_batches = functools.partial(_compiled_recover_batches, recover_batch=recover_batch)
+    readable_recover_batches = recover_batches
+    recover_batches = functools.partial(_compiled_recover_batches, recover_batch=recover_batch)

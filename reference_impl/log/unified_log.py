@@ -241,8 +241,9 @@ class UnifiedLog:
         if self.local_log.recovery_point < offset:
             self.local_log.recovery_point = offset
 
-    def _begin(self) -> None:
-        """Every operation: refuse a closed log, then run the file deletions now due."""
+    def begin_operation(self) -> None:
+        """Every operation, and a caller driving the log's parts itself (the conformance
+        adapter's clean): refuse a closed log, then run the file deletions now due."""
         if self._closed:
             raise LogOperationError(Category.LOG_CLOSED, f"the log in {self.dir} is closed")
         self.scheduler.run_due()
@@ -252,7 +253,7 @@ class UnifiedLog:
         """FLUSH-2, FLUSH-5: fsync what lies between the recovery point and ``offset`` (default the LEO;
         ``including_offset`` adds the segment holding it, so an empty active segment is
         synced too, creating its index files), then raise the recovery point to ``offset``."""
-        self._begin()
+        self.begin_operation()
         self._flush(self.log_end_offset if offset is None else offset, including_offset)
 
     def _flush(self, offset: int, including_offset: bool) -> None:
@@ -287,7 +288,7 @@ class UnifiedLog:
 
     def roll(self, expected_next_offset: int | None = None) -> LogSegment:
         """ROLL-12, FLUSH-4: start a new active segment at max(``expected_next_offset``, LEO)."""
-        self._begin()
+        self.begin_operation()
         return self._roll(expected_next_offset)
 
     def _roll(self, expected_next_offset: int | None) -> LogSegment:
@@ -318,7 +319,7 @@ class UnifiedLog:
         Below the log start offset, above the LEO, or with no segment at or below it,
         ``start_offset`` is ``offset_out_of_range``.
         """
-        self._begin()
+        self.begin_operation()
         if start_offset < self.log_start_offset:
             raise offset_out_of_range(start_offset, f"the log starts at {self.log_start_offset}")
         committed = isolation is FetchIsolation.TXN_COMMITTED
@@ -336,7 +337,7 @@ class UnifiedLog:
     def fetch_offset_by_timestamp(self, target_timestamp: int) -> TimestampAndOffset | None:
         """READ-15 to READ-20: ListOffsets, the first offset whose record timestamp is >= the target, or a
         special target (timestamp_lookup.py)."""
-        self._begin()
+        self.begin_operation()
         return fetch_offset_by_timestamp(
             self.segments,
             self.leader_epoch_cache,
@@ -386,7 +387,7 @@ class UnifiedLog:
         leader_epoch: int,
         ignore_record_size: bool,
     ) -> LogAppendInfo:
-        self._begin()
+        self.begin_operation()
         lean = assign_offsets and origin is AppendOrigin.CLIENT and not self.config.compact
         if _lean_append is not None and lean:
             info = _lean_append(self, records, leader_epoch)  # None: nothing done, not common
@@ -529,7 +530,7 @@ class UnifiedLog:
         cut on a batch boundary, LEO = target (even inside a removed batch), and a log
         start offset above the target comes down to it.
         """
-        self._begin()
+        self.begin_operation()
         if target_offset < 0:
             raise InvalidArgumentError(f"cannot truncate to a negative offset ({target_offset})")
         # COMPACT-27: a cut below the active segment also cuts the cleaner's checkpoint
@@ -560,7 +561,7 @@ class UnifiedLog:
         """TRUNC-12 to TRUNC-15: delete everything and start an empty segment at ``new_offset``; the log
         start offset becomes ``log_start_offset`` (default ``new_offset``). The recovery
         point only comes down (to ``new_offset``) if it was above."""
-        self._begin()
+        self.begin_operation()
         if new_offset < 0:
             raise InvalidArgumentError(f"cannot start a log at a negative offset ({new_offset})")
         self._truncate_fully_and_start_at(new_offset, log_start_offset)
@@ -593,7 +594,7 @@ class UnifiedLog:
         """RET-1 to RET-3: raise the log start offset (never lower it). Above the high watermark it is
         ``offset_out_of_range``. No file changes: the segments below it go at the next
         ``delete_old_segments``. Returns whether it moved."""
-        self._begin()
+        self.begin_operation()
         return self._maybe_increment_log_start_offset(new_log_start_offset)
 
     def _maybe_increment_log_start_offset(self, new_log_start_offset: int) -> bool:
@@ -617,14 +618,14 @@ class UnifiedLog:
         """RET-4: the conformance contract's ``delete_segments_before``, Kafka's DeleteRecords:
         raise the log start offset to ``offset``, then delete the segments it has passed
         (whose successor's base offset is <= it). Returns the number deleted."""
-        self._begin()
+        self.begin_operation()
         self._maybe_increment_log_start_offset(offset)
         return self._delete_log_start_offset_breached_segments()
 
     def delete_old_segments(self) -> int:
         """RET-10: the three deletion passes (cleanup.policy=delete); returns the number of
         segments deleted."""
-        self._begin()
+        self.begin_operation()
         return (
             self._delete_log_start_offset_breached_segments()
             + self._delete_retention_size_breached_segments()
@@ -727,7 +728,7 @@ class UnifiedLog:
         active segment included), close every segment (final time-index entries, trims, fsync),
         write the checkpoints, then the log directory's clean-shutdown marker (once its last
         open log closes); deletions not yet due are dropped, as Kafka's scheduler drops them."""
-        self._begin()
+        self.begin_operation()
         self._flush(self.log_end_offset, including_offset=True)
         self.producer_state_manager.take_snapshot()  # SNAP-B-1: the LEO snapshot
         self.local_log.close()
@@ -760,7 +761,7 @@ class UnifiedLog:
 
     def state(self) -> LogState:
         """The conformance contract's ``state``: offsets and segments."""
-        self._begin()
+        self.begin_operation()
         return LogState(
             log_start_offset=self.log_start_offset,
             log_end_offset=self.log_end_offset,

@@ -217,9 +217,9 @@ def no_features():
 
 
 def _pythonpath() -> str:
-    from conformance.transport import _python_env
+    from conformance.transport import python_env
 
-    return _python_env()["PYTHONPATH"]
+    return python_env()["PYTHONPATH"]
 
 
 def test_commands_are_registered_in_pyproject():

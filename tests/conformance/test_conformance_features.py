@@ -20,7 +20,7 @@ from conformance.protocol import (
 from conformance.reference import FEATURES as REFERENCE_FEATURES
 from conformance.scenarios import load_all
 from conformance.suite import run_suite, select
-from conformance.transport import ImplSpec, _python_env
+from conformance.transport import ImplSpec, python_env
 
 HERE = Path(__file__).resolve().parent
 NEW_FEATURES = {"idempotence", "transaction_index", "producer_snapshots", "compaction"}
@@ -35,7 +35,7 @@ def on_path(monkeypatch):
 def _old(factory: str, transport: str = "inproc") -> ImplSpec:
     if transport == "inproc":
         return ImplSpec(f"old testee {factory}", "inproc", factory=f"old_testee:{factory}")
-    env = _python_env()
+    env = python_env()
     env["PYTHONPATH"] = f"{HERE}:{env['PYTHONPATH']}"
     command = ["python", "-P", "-m", "conformance.testee", "--factory", f"old_testee:{factory}"]
     return ImplSpec("old testee (subprocess)", "subprocess", command=command, env=env)

@@ -19,7 +19,7 @@ from conformance.cli import conformance
 from conformance.mutants import mutants
 from conformance.suite import common_causes, run_suite, select
 from conformance.testee import handle
-from conformance.transport import ImplSpec, TesteeFailure, _python_env, resolve_impl
+from conformance.transport import ImplSpec, TesteeFailure, python_env, resolve_impl
 
 HERE = Path(__file__).resolve().parent
 BAD_TESTEE = HERE / "bad_testee.py"
@@ -38,7 +38,7 @@ def impl_of(factory: str, transport: str = "inproc") -> ImplSpec:
         return MUTANTS[factory].impl(transport)
     if transport == "inproc":
         return ImplSpec(factory, "inproc", factory=f"harness_testees:{factory}")
-    env = _python_env()
+    env = python_env()
     env["PYTHONPATH"] = f"{HERE}:{env['PYTHONPATH']}"
     command = [sys.executable, "-P", "-m", "conformance.testee", "--factory", f"harness_testees:{factory}"]  # fmt: skip
     return ImplSpec(f"{factory} (subprocess)", "subprocess", command=command, env=env)
@@ -166,7 +166,7 @@ def test_a_harness_bug_exits_2(monkeypatch):
     ],
 )
 def test_an_implementation_that_cannot_start_is_one_error_with_exit_2(impl, extra, reason):
-    env = {"PYTHONPATH": f"{HERE}:{_python_env()['PYTHONPATH']}"}
+    env = {"PYTHONPATH": f"{HERE}:{python_env()['PYTHONPATH']}"}
     result = run("--impl", impl, *extra, "--only", "read.range.*", env=env)
     assert result.exit_code == 2, result.output
     assert f"cannot start the implementation {impl}" in " ".join(result.output.split())

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from conformance.suite import FAILED_STATUSES, run_suite, select
-from conformance.transport import ImplSpec, _python_env
+from conformance.transport import ImplSpec, python_env
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
@@ -38,7 +38,7 @@ def test_compaction_agrees_with_kafkas_cleaner(oracle, mode):  # noqa: F811
         f"kafka-oracle claiming compaction ({mode})",
         "subprocess",
         command=command,
-        env=_python_env(),
+        env=python_env(),
     )
     listed = expected_failures(COMPACTION_LIST)  # the snapshot's answers (version notes)
     suite = run_suite(impl, scenarios, expected=listed, timeout=30)

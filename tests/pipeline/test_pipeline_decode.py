@@ -128,10 +128,10 @@ def test_extract_decode_writes_the_typed_tables(spark, tmp_path: Path):
 def test_the_decoded_columns_are_documented():
     from test_pipeline_docs import DOC, documented_tables
 
-    from pipeline.decoded import DECODED_COLUMNS, _spark_schema
+    from pipeline.decoded import DECODED_COLUMNS, spark_schema
 
     def declared(columns):
-        return [(f.name, f.dataType.simpleString()) for f in _spark_schema(columns).fields]
+        return [(f.name, f.dataType.simpleString()) for f in spark_schema(columns).fields]
 
     decoded, commits, metadata = documented_tables()[5:8]
     assert decoded == declared(DECODED_COLUMNS)
