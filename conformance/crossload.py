@@ -37,7 +37,9 @@ testee are not recorded among the scenario's responses.
 from __future__ import annotations
 
 from .diagnostics import MAX_TAIL, printable
-from .epilogue import RunEpilogue, describe_read, full_read, shown
+from .epilogue import describe_read, full_read, shown
+from .results import EpilogueRecord
+from .run_state import RunState
 from .transport import DEFAULT_TIMEOUT_S, ImplSpec, TesteeFailure
 
 CATEGORY = "cross_load"
@@ -67,13 +69,13 @@ class CrossLoader:
             self._features = self.driver.features
         return self._features
 
-    def check(self, run: RunEpilogue) -> None:
-        """Load ``run``'s closed directory with the second testee and compare."""
-        record = run.epilogue
+    def check(self, run: RunState, record: EpilogueRecord | None) -> None:
+        """Load the closed directory of ``run`` (its epilogue saw ``record``) with the
+        second testee and compare."""
         if record is None or record.skipped is not None or not record.finished:
             return
         try:
-            if run.s.needs - self.features():
+            if run.scenario.needs - self.features():
                 return
             self._load_and_compare(run, record)
         except TesteeFailure as exc:
@@ -93,7 +95,7 @@ class CrossLoader:
         self.driver.shutdown()
 
     # --- one scenario ---
-    def _load_and_compare(self, run: RunEpilogue, record) -> None:
+    def _load_and_compare(self, run: RunState, record: EpilogueRecord) -> None:
         response = self.driver.request("open", dict(run.open_wire), run.now)
         if not response.ok:
             self._fail(run, f"open was refused with {response.code} ({printable(response.message)}); the implementation under test loads it", OPEN_REQS, f"open refused with {response.code}")  # fmt: skip
@@ -116,7 +118,7 @@ class CrossLoader:
                 f"close refused with {closed.code}",
             )
 
-    def _fail(self, run: RunEpilogue, message: str, reqs: list[str], cause: str) -> None:
+    def _fail(self, run: RunState, message: str, reqs: list[str], cause: str) -> None:
         run.fail(
             CATEGORY, f"cross-load by {self.label}: {message}", reqs, cause=f"cross-load: {cause}"
         )

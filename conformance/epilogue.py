@@ -35,15 +35,17 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import hashlib
-from dataclasses import dataclass, field
 
 from reference_impl.errors import KafkaLogError
 from reference_impl.records import iter_batches
 
-from . import disk, index_invariants, same_records, scratch
+from . import disk, same_records, scratch
 from .diagnostics import printable
-from .golden_files import file_entries, reference_file
+from .file_comparison import FileComparison
+from .golden_files import reference_file
+from .responses import ResponseChecks
+from .results import EpilogueRecord, FullRead
+from .run_state import RunState
 from .transport import TesteeFailure
 
 READ_MAX_BYTES = 1 << 20
@@ -61,88 +63,53 @@ READ_REQS = ["LOAD-17", "READ-3"]
 LSO_FEATURES = {"transaction_index", "producer_snapshots"}  # a reload's LSO is then fixed
 
 
-@dataclass
-class FullRead:
-    """What a read from the log start offset to the LEO returned: whole batches only."""
+class Epilogue:
+    """The epilogue of the module docstring, on the run's own testee and directory
+    (``state``); it checks the reopened state as the steps' responses are checked
+    (``checks``) and the files after its close as the final ones (``comparison``)."""
 
-    data: bytes = b""
-    batches: list[list[int]] = field(default_factory=list)  # [base offset, last offset]
-    reads: int = 0
-    problem: str | None = None
+    def __init__(self, state: RunState, checks: ResponseChecks, comparison: FileComparison) -> None:
+        self.state = state
+        self.checks = checks
+        self.comparison = comparison
+        self.record: EpilogueRecord | None = None  # what it saw; None: it did not apply
 
-    def summary(self) -> dict:
-        """The goldens' record of the read (the bytes themselves are the .log files')."""
-        return {
-            "sha256": hashlib.sha256(self.data).hexdigest(),
-            "size": len(self.data),
-            "batches": len(self.batches),
-            "first_offset": self.batches[0][0] if self.batches else None,
-            "last_offset": self.batches[-1][1] if self.batches else None,
-        }
-
-
-@dataclass
-class EpilogueRecord:
-    """What the epilogue saw: ``files`` after its close (None when the steps had closed
-    the log), the reopened ``state``, and the full ``read``; or why it was ``skipped``."""
-
-    skipped: str | None = None
-    files: dict[str, bytes] | None = None
-    state: dict | None = None
-    read: FullRead | None = None
-    finished: bool = False  # reopened, read and closed again without a refusal
-
-    def to_golden(self) -> dict:
-        if self.skipped is not None:
-            return {"skipped": self.skipped}
-        data: dict = {}
-        if self.files is not None:
-            data["files"] = file_entries(self.files)
-        if self.state is not None:
-            data["state"] = self.state
-        if self.read is not None:
-            data["read"] = self.read.summary()
-        return data
-
-
-class RunEpilogue:
-    """Mixed into the runner's ``Run`` (steps.py): the epilogue of the module docstring,
-    on the run's own testee and directory. Its methods use the run's state and its checks
-    (``fail``, ``_state_rules``, ``_compare_files``) as Run's own methods do."""
-
-    def epilogue_applies(self) -> bool:
+    def applies(self) -> bool:
         """The steps left a log to close or reopen: a scenario whose log never opened, or
         whose last open was refused (a directory that must not load), leaves none."""
-        opens = [r for r in self.responses if r["op"] == "open"]
-        return (self.log_open or self.closed) and not (opens and not opens[-1]["ok"])
+        state = self.state
+        opens = [r for r in state.responses if r["op"] == "open"]
+        return (state.log_open or state.closed) and not (opens and not opens[-1]["ok"])
 
-    def run_epilogue(self) -> None:
+    def run(self) -> None:
         """Phases 1 to 4 of the module docstring, on the run's testee and directory."""
-        if self.s.epilogue_skip is not None:
-            self.epilogue = EpilogueRecord(skipped=self.s.epilogue_skip)
+        skip = self.state.scenario.epilogue_skip
+        if skip is not None:
+            self.record = EpilogueRecord(skipped=skip)
             return
-        if not self.epilogue_applies():
+        if not self.applies():
             return
-        self.epilogue = EpilogueRecord()
+        self.record = EpilogueRecord()
         try:
-            self._epilogue_phases(self.epilogue)
+            self._phases(self.record)
         except TesteeFailure as exc:  # the runner reports it; say where it happened
             exc.message = f"epilogue: {exc.message}"
             raise
 
-    def _epilogue_phases(self, record: EpilogueRecord) -> None:
-        golden = self.golden.get("epilogue") if self.golden is not None else None
-        self.step_index = None
-        if self.log_open:
-            if not self._epilogue_close("close"):
+    def _phases(self, record: EpilogueRecord) -> None:
+        state = self.state
+        golden = state.golden.get("epilogue") if state.golden is not None else None
+        state.step_index = None
+        if state.log_open:
+            if not self._close("close"):
                 return
-            record.files = self._epilogue_snapshot("after close")
+            record.files = self._snapshot("after close")
             if record.files is None:
                 return
-            self._epilogue_check_closed("after close", record.files, golden)
-        response = self._epilogue_request("open", self.open_wire)
+            self._check_closed("after close", record.files, golden)
+        response = self._request("open", state.open_wire)
         if not response.ok:
-            self._epilogue_fail(
+            self._fail(
                 f"unexpected_error:{response.code}",
                 "reopen",
                 f"a clean load was refused with {response.code} ({printable(response.message)})",
@@ -150,40 +117,40 @@ class RunEpilogue:
                 f"a clean load was refused with {response.code}",
             )
             return
-        self.log_open, self.closed = True, False
+        state.log_open, state.closed = True, False
         record.state = response.result
-        self._state_rules(response.result)
-        self._epilogue_compare_state(record, golden)
-        record.read = full_read(self.driver, record.state, self.now)
+        self.checks.check_state_rules(response.result)
+        self._compare_state(record, golden)
+        record.read = full_read(state.driver, record.state, state.now)
         if record.read.problem is not None:
-            self._epilogue_fail(
+            self._fail(
                 "wrong_result",
                 "read from the log start offset",
                 record.read.problem,
                 READ_REQS,
                 "the read failed",
             )
-        self._epilogue_compare_read("read from the log start offset", record.read, golden)
-        if not self._epilogue_close("second close"):
+        self._compare_read("read from the log start offset", record.read, golden)
+        if not self._close("second close"):
             return
-        files = self._epilogue_snapshot("after the second close")
+        files = self._snapshot("after the second close")
         if files is None:
             return
-        self._epilogue_check_closed("after the second close", files, None)
+        self._check_closed("after the second close", files, None)
         record.finished = True
 
-    def _epilogue_request(self, op: str, args: dict):
+    def _request(self, op: str, args: dict):
         """A request of the epilogue: sent as the steps' are, but not kept among the responses
         the goldens record (a full read would put every .log into the manifest)."""
-        return self.driver.request(op, args, self.now)
+        return self.state.driver.request(op, args, self.state.now)
 
-    def _epilogue_snapshot(self, phase: str) -> dict[str, bytes] | None:
+    def _snapshot(self, phase: str) -> dict[str, bytes] | None:
         """Every file of the log directory, or None (a failure) when the testee left
         something the harness cannot read (a directory where a file was, no permission)."""
         try:
-            return disk.snapshot(self.root, self.anchor)
+            return disk.snapshot(self.state.root, self.state.anchor)
         except (OSError, scratch.UnsafeFile) as exc:
-            self._epilogue_fail(
+            self._fail(
                 "files",
                 phase,
                 f"the log directory cannot be read: {exc}",
@@ -192,50 +159,40 @@ class RunEpilogue:
             )
             return None
 
-    def _epilogue_fail(
+    def _fail(
         self, category: str, phase: str, message: str, reqs: list[str], cause: str | None = None
     ) -> None:
         """A failure of the epilogue; ``cause`` (without numbers) groups it with the failures of
         other tests that share its root cause."""
-        self.fail(
+        self.state.fail(
             category,
             f"epilogue {phase}: {message}",
             reqs,
             cause=f"epilogue {phase}: {cause or category}",
         )
 
-    def _epilogue_close(self, phase: str) -> bool:
-        response = self._epilogue_request("close", {})
+    def _close(self, phase: str) -> bool:
+        response = self._request("close", {})
         if not response.ok:
-            self._epilogue_fail(f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({printable(response.message)})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
+            self._fail(f"unexpected_error:{response.code}", phase, f"close was refused with {response.code} ({printable(response.message)})", CLOSE_REQS, f"close was refused with {response.code}")  # fmt: skip
             return False
-        self.log_open, self.closed = False, True
+        self.state.log_open, self.state.closed = False, True
         return True
 
-    def _epilogue_check_closed(
-        self, phase: str, files: dict[str, bytes], golden: dict | None
-    ) -> None:
+    def _check_closed(self, phase: str, files: dict[str, bytes], golden: dict | None) -> None:
         """The invariants of a closed log, and (``golden``) the files of the reference's."""
-        visible = disk.visible(files, self.features)
-        prefix = self.s.partition + "/"
-        partition_files = {n[len(prefix) :]: d for n, d in visible.items() if n.startswith(prefix)}
-        first = len(self.failures)
-        reloaded = self.s.reloads_after_failure
-        forgetful = self.s.may_forget_timestamps
-        for reqs, problem in index_invariants.invariants(
-            partition_files, self.config, True, reloaded, forgetful=forgetful
-        ):
-            if self.damaged and ("wrong CRC" in problem or "unreadable" in problem):
-                continue  # the harness's own damage, in a segment recovery need not read
-            self.fail("invariant", problem, reqs, cause=f"invariant {', '.join(reqs)}")
+        state = self.state
+        visible = disk.visible(files, state.features)
+        first = len(state.failures)
+        state.check_invariants(visible)
         if golden is not None and "files" in golden:
-            self._compare_files(visible, golden_files=golden["files"])
-        for failure in self.failures[first:]:
+            self.comparison.compare_files(visible, golden_files=golden["files"])
+        for failure in state.failures[first:]:
             failure.message = f"epilogue, {phase}: {failure.message}"
             # the cause stays: a file written wrong at close is the same root cause as the same
             # file written wrong at a step, and is summarised with it
 
-    def _epilogue_compare_state(self, record: EpilogueRecord, golden: dict | None) -> None:
+    def _compare_state(self, record: EpilogueRecord, golden: dict | None) -> None:
         """The reopened state against the reference's. (Not against the state before the
         close: a clean load may move the LEO up to an empty active segment's base offset,
         LOAD-24, and the log start offset up to the first segment's, LOAD-18.)"""
@@ -244,32 +201,34 @@ class RunEpilogue:
             for key, reqs in STATE_REQS.items():
                 if key not in golden["state"] or key not in have:
                     continue
-                if key == "last_stable_offset" and not LSO_FEATURES.issubset(self.features):
+                if key == "last_stable_offset" and not LSO_FEATURES.issubset(self.state.features):
                     continue  # without snapshots a clean load knows no open transaction (SNAP-B-3)
                 mine, ref = shown(key, have[key]), shown(key, golden["state"][key])
-                if key == "segments" and getattr(self, "recompressed", False):
+                if key == "segments" and self.state.recompressed:
                     mine, ref = [m[0] for m in mine], [r[0] for r in ref]  # sizes: COMPACT-28
                 if mine != ref:
-                    self._epilogue_fail("golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs, f"{key} differs from the reference's clean load")  # fmt: skip
+                    self._fail("golden_response", "reopen", f"{key} is {shown(key, have[key])}, the reference's clean load gives {shown(key, golden['state'][key])}", reqs, f"{key} differs from the reference's clean load")  # fmt: skip
 
-    def _epilogue_compare_read(self, phase: str, read: FullRead, golden: dict | None) -> None:
+    def _compare_read(self, phase: str, read: FullRead, golden: dict | None) -> None:
         if golden is None or "read" not in golden:
             return
         want, have = golden["read"], read.summary()
         if have["sha256"] != want["sha256"] and not self._same_records_read(read, want):
-            self._epilogue_fail("golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS, "the bytes read differ from the reference's")  # fmt: skip
+            self._fail("golden_log", phase, f"{describe_read(have)}; the reference's {describe_read(want)}", READ_REQS, "the bytes read differ from the reference's")  # fmt: skip
 
     def _same_records_read(self, read: FullRead, want: dict) -> bool:
         """COMPACT-28: after a cleaner rewrote compressed batches, the full read holds the
         records of the reference's live .log files from the read's first offset on."""
-        if not getattr(self, "recompressed", False) or want["first_offset"] is None:
+        state = self.state
+        if not state.recompressed or want["first_offset"] is None:
             return False
+        golden_files = state.golden.get("files", {})
         logs = sorted(
             (disk.segment_file(name)[0], name)
-            for name in self.golden.get("files", {})
-            if name.startswith(self.s.partition + "/") and name.endswith(".log")
+            for name in golden_files
+            if name.startswith(state.scenario.partition + "/") and name.endswith(".log")
         )
-        parts = [reference_file(self.s.id, n, self.golden["files"][n]["sha256"]) for _, n in logs]
+        parts = [reference_file(state.scenario.id, n, golden_files[n]["sha256"]) for _, n in logs]
         if any(p is None for p in parts):
             return False
         theirs = b"".join(

@@ -1,12 +1,12 @@
 """The testee's files against the reference's run of the same scenario (docs/conformance/
 results.md: ``golden_log``, ``golden_index``, ``golden_files``).
 
-``RunFileComparison`` is mixed into ``Run`` (steps.py): byte for byte where the spec fixes
-the bytes (``.log`` files and the checkpoint files) and by their entries where it does not
-(index files: placement and preallocation are SHOULD, index.md; producer snapshots: their
-entry order is open, SNAP-8). Each difference names the file, both sides and the rule that
-fixes what differs. It uses the run's ``s``, ``golden``, ``features``, ``closed``,
-``log_open``, ``recompressed`` and ``fail``.
+``FileComparison`` is the part of a ``Run`` (steps.py) that compares the files at the end
+of the steps, and the epilogue's (epilogue.py) after its close: byte for byte where the spec
+fixes the bytes (``.log`` files and the checkpoint files) and by their entries where it does
+not (index files: placement and preallocation are SHOULD, index.md; producer snapshots:
+their entry order is open, SNAP-8). Each difference names the file, both sides and the rule
+that fixes what differs; it reads the run's ``RunState`` (run_state.py) and records there.
 """
 
 from __future__ import annotations
@@ -23,6 +23,7 @@ from .diagnostics import (
 from .disk import epoch_entries
 from .file_names import segment_file
 from .golden_files import reference_file
+from .run_state import RunState
 
 SEGMENT_INDEX_KINDS = ("index", "timeindex")
 # offset checkpoints of the log directory: their entries' order is open (one line a partition)
@@ -38,15 +39,20 @@ ROOT_CHECKPOINTS = {  # log-directory files a log writes when it chooses, until 
 }
 
 
-class RunFileComparison:
+class FileComparison:
     """The golden file comparison of a ``Run`` (the module docstring)."""
 
-    def _compare_files(self, files: dict[str, bytes], golden_files: dict | None = None) -> None:
-        """Every file either run has, judged on (``_judged_file``), against the reference's:
-        one missing on either side, else a difference the spec allows (``_allowed``), else
-        the handler of its kind (``FILE_DIFFERENCES``) says what differs."""
-        golden = self.golden.get("files", {}) if golden_files is None else golden_files
-        active = _active_base(files, self.s.partition)
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+
+    def compare_files(self, files: dict[str, bytes], golden_files: dict | None = None) -> None:
+        """Every file either run has, judged on (``_judged_file``), against the reference's
+        (``golden_files``, else the goldens' final files): one missing on either side, else
+        a difference the spec allows (``_allowed``), else the handler of its kind
+        (``FILE_DIFFERENCES``) says what differs."""
+        state = self.state
+        golden = state.golden.get("files", {}) if golden_files is None else golden_files
+        active = _active_base(files, state.scenario.partition)
         for name in sorted(set(golden) | set(files)):
             if not self._judged_file(name):
                 continue
@@ -59,13 +65,13 @@ class RunFileComparison:
             if hashlib.sha256(have).hexdigest() == want["sha256"]:
                 continue
             f = GoldenFile(name, base, kind, have, want, disk.decode(name, have), reqs, files)
-            if self._allowed(f, open_active=self.log_open and base == active):
+            if self._allowed(f, open_active=state.log_open and base == active):
                 continue
-            f.theirs = reference_file(self.s.id, name, want["sha256"])
-            if self.recompressed and self._same_records_file(f, golden):
+            f.theirs = reference_file(state.scenario.id, name, want["sha256"])
+            if state.recompressed and self._same_records_file(f, golden):
                 continue  # a rewritten compressed batch, compared as records (COMPACT-28)
             handler = FILE_DIFFERENCES.get(kind) or NAMED_DIFFERENCES.get(f.fixed, _text)
-            handler(self, f)
+            handler(state, f)
 
     def _same_records_file(self, f: GoldenFile, golden: dict) -> bool:
         """A .log holding the golden's records (COMPACT-28), or its offset index pointing at
@@ -74,7 +80,7 @@ class RunFileComparison:
             return False
         log_name = f.name.removesuffix(".index") + ".log" if f.kind == "index" else f.name
         mine, ref = f.files.get(log_name), golden.get(log_name)
-        theirs = ref and reference_file(self.s.id, log_name, ref["sha256"])
+        theirs = ref and reference_file(self.state.scenario.id, log_name, ref["sha256"])
         if mine is None or not theirs or not same_records.same_records(mine, theirs):
             return False
         if f.kind == "log":
@@ -87,11 +93,12 @@ class RunFileComparison:
         log-directory checkpoint before close (written when the log chooses, CKPT-B-7,
         CLEAN-1)."""
         fixed = name.rpartition("/")[2]
-        if not disk.is_visible(name, self.features):
+        features = self.state.features
+        if not disk.is_visible(name, features):
             return False
-        if fixed in ROOT_CHECKPOINTS and not self.closed:
+        if fixed in ROOT_CHECKPOINTS and not self.state.closed:
             return False
-        return fixed != "leader-epoch-checkpoint" or "leader_epoch_checkpoint" in self.features
+        return fixed != "leader-epoch-checkpoint" or "leader_epoch_checkpoint" in features
 
     def _allowed(self, f: GoldenFile, open_active: bool) -> bool:
         """A difference the spec leaves open: a producer snapshot's entry order (SNAP-8), an
@@ -103,40 +110,14 @@ class RunFileComparison:
             return True
         if f.kind not in SEGMENT_INDEX_KINDS or not open_active:
             return False
-        if not (self._truncated() or self._recovered()):
+        scenario = self.state.scenario
+        if not (scenario.truncates or scenario.reloads_after_failure):
             return False
         # past its entries an open index may hold the bytes of entries a truncation or a
         # recovery removed, or zeros: one side's decoded entries must start the other's
         mine, ref_entries = f.view["entries"], f.want["decoded"]["entries"]
         shorter = min(len(mine), len(ref_entries))
         return mine[:shorter] == ref_entries[:shorter]
-
-    def _recovered(self) -> bool:
-        return any("crash" in s or "damage" in s for s in self.s.steps)
-
-    def _truncated(self) -> bool:
-        return any("truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.s.steps)
-
-    def _epochs_allowed(self, files: dict[str, bytes], have: bytes, theirs: bytes | None) -> bool:
-        """Whether the testee's epoch file is the reference's plus APPEND-27's entries, each
-        starting at or above the directory's LEO (the active segment's next offset)."""
-        logs = [
-            (base, name)
-            for name in files
-            if name.startswith(self.s.partition + "/")
-            for base, kind, marker in [segment_file(name)]
-            if kind == "log" and not marker
-        ]
-        if not logs or theirs is None:
-            return False
-        base, name = max(logs)
-        batches = disk.decode(name, files[name]).get("batches") or []
-        leo = batches[-1]["last_offset"] + 1 if batches else base
-        mine = epoch_entries(have) if have else []
-        ref = epoch_entries(theirs) if theirs else []
-        if mine is None or ref is None:
-            return False
-        return check_rules.epochs_a_refusal_may_add(ref, mine, leo)
 
     def _existence_difference(self, name, have, golden, files, reqs, active=False) -> None:
         """A file one run has and the other does not (``active``: of the active segment)."""
@@ -154,7 +135,7 @@ class RunFileComparison:
         )
         choice: list[str] = []
         if kind in SEGMENT_INDEX_KINDS and not marker:
-            closing = not missing and active and self.closed
+            closing = not missing and active and self.state.closed
             choice = [check_rules.CLOSE_INDEXES if closing else check_rules.LAZY_INDEXES]
         elif name.endswith("leader-epoch-checkpoint") and missing and not golden[name]["size"]:
             choice = [check_rules.EMPTY_EPOCH_FILE]
@@ -177,32 +158,33 @@ class RunFileComparison:
         elif marker == ".deleted":
             choice = [check_rules.DELETED_FILES]  # deleted at once instead (RET-13)
         label = f".{kind}{marker}" if kind else name.rpartition("/")[2]
-        self.fail(
+        self.state.fail(
             category, f"{name} {where}", reqs,
             cause=f"{label} file {'missing' if missing else 'not in the reference'}", choice=choice,
         )  # fmt: skip
 
     def _file_reqs(self, fixed: str, kind: str | None, marker: str) -> list[str]:
-        snapshot_reqs = [r for r in self.s.requirements if r.startswith("SNAP-B-")]
+        scenario = self.state.scenario
+        snapshot_reqs = [r for r in scenario.requirements if r.startswith("SNAP-B-")]
         if kind == "snapshot" and marker == ".deleted":
             return sorted({"SNAP-B-8", *snapshot_reqs})
         if kind == "snapshot":
-            recovered = ["SNAP-B-2"] if self._recovered() else []
+            recovered = ["SNAP-B-2"] if scenario.reloads_after_failure else []
             return sorted({"SNAP-B-1", *recovered, *snapshot_reqs})
         if marker == ".deleted":
             return ["RET-13", "RET-14"]
         if kind in SEGMENT_INDEX_KINDS:
             return [check_rules.LAZY_INDEXES]
         if kind == "txnindex":
-            txn = (r for r in self.s.requirements if r.startswith("TXN-B-"))
+            txn = (r for r in scenario.requirements if r.startswith("TXN-B-"))
             return sorted({check_rules.LAZY_TXN_INDEX, *txn})
         if fixed in ROOT_CHECKPOINTS:
             return ROOT_CHECKPOINTS[fixed]
         if fixed == "leader-epoch-checkpoint":
-            return sorted(set(self.s.requirements) | {"CKPT-B-4"})
+            return sorted(set(scenario.requirements) | {"CKPT-B-4"})
         if fixed == "partition.metadata":
             return ["CKPT-B-8"]
-        return list(self.s.requirements)
+        return list(scenario.requirements)
 
 
 def _same_lines_any_order(view: dict, want: dict) -> bool:
@@ -258,16 +240,16 @@ class GoldenFile:
         return self.name.rpartition("/")[2]
 
 
-def _index(run: RunFileComparison, f: GoldenFile) -> None:
+def _index(state: RunState, f: GoldenFile) -> None:
     """An ``.index`` or ``.timeindex``: its entries (placement, INDEX-7 or INDEX-8), else
     its size or its bytes past the entries (preallocation, INDEX-2); both SHOULD."""
     ref_entries = f.want["decoded"]["entries"]
     if f.view["entries"] != ref_entries:
-        placement = check_rules.placement(run._recovered())
+        placement = check_rules.placement(state.scenario.reloads_after_failure)
         message = (
             f"{f.name}: entries {show(f.view['entries'])}, the reference's {show(ref_entries)}"
         )
-        run.fail(
+        state.fail(
             "golden_index", message, [placement],
             cause=f"{f.kind} entries placed otherwise", choice=[placement],
         )  # fmt: skip
@@ -281,44 +263,67 @@ def _index(run: RunFileComparison, f: GoldenFile) -> None:
     if f.theirs is not None:
         text += f": {bytes_difference(f.have, f.theirs)}"
     choice = check_rules.index_size_choice(f.kind, len(f.have), f.want["size"])
-    run.fail(
+    state.fail(
         "golden_index", f"{f.name}: {text}", choice,
         cause=f"{f.kind} file {'sized' if sized else 'filled'} otherwise", choice=choice,
     )  # fmt: skip
 
 
-def _log(run: RunFileComparison, f: GoldenFile) -> None:
+def _log(state: RunState, f: GoldenFile) -> None:
     """A ``.log``: the first batch field that differs, tagged with the rule that sets it
     (APPEND-16, APPEND-17, APPEND-19: check_rules.LOG_FIELD_RULES), and where the bytes
     first differ."""
-    steps = run.s.steps
+    steps = state.scenario.steps
     follower = any((s.get("append") or {}).get("follower") for s in steps)
     leader = any("append" in s and not (s["append"] or {}).get("follower") for s in steps)
     fields, text = _batch_difference(f.view, f.want["decoded"])
     rules = (fields and check_rules.log_field_rules(fields, follower, leader)) or f.reqs
     where = f"; {bytes_difference(f.have, f.theirs)}" if f.theirs is not None else ""
-    run.fail(
+    state.fail(
         "golden_log", f"{f.name}: {text}{where}", rules,
         cause=f".log: {'batch ' + ', '.join(fields) if fields else 'batches'} differ from the reference's",
     )  # fmt: skip
 
 
-def _entries(run: RunFileComparison, f: GoldenFile) -> None:
+def _entries(state: RunState, f: GoldenFile) -> None:
     """A producer snapshot (PSTATE-1) or a ``.txnindex`` (TXN-B-5): its decoded entries."""
     mine = f.view.get("entries", f.view.get("error"))
     ref = f.want["decoded"].get("entries", f.want["decoded"].get("error"))
     rule = "TXN-B-5" if f.kind == "txnindex" else "PSTATE-1"
-    run.fail(
+    state.fail(
         "golden_files", f"{f.name}: entries {show(mine)}, the reference's {show(ref)}",
         sorted(set(f.reqs) | {rule}), cause=f"{f.kind}: entries differ from the reference's",
     )  # fmt: skip
 
 
-def _epochs(run: RunFileComparison, f: GoldenFile) -> None:
+def _epochs_allowed(f: GoldenFile, partition: str) -> bool:
+    """Whether the testee's epoch file is the reference's plus APPEND-27's entries, each
+    starting at or above the directory's LEO (the active segment's next offset)."""
+    files, have, theirs = f.files, f.have, f.theirs
+    logs = [
+        (base, name)
+        for name in files
+        if name.startswith(partition + "/")
+        for base, kind, marker in [segment_file(name)]
+        if kind == "log" and not marker
+    ]
+    if not logs or theirs is None:
+        return False
+    base, name = max(logs)
+    batches = disk.decode(name, files[name]).get("batches") or []
+    leo = batches[-1]["last_offset"] + 1 if batches else base
+    mine = epoch_entries(have) if have else []
+    ref = epoch_entries(theirs) if theirs else []
+    if mine is None or ref is None:
+        return False
+    return check_rules.epochs_a_refusal_may_add(ref, mine, leo)
+
+
+def _epochs(state: RunState, f: GoldenFile) -> None:
     """``leader-epoch-checkpoint`` (CKPT-B-2, CKPT-B-4): APPEND-27's entries at the LEO a
     refused append assigned are allowed; the reference's entries written otherwise break
     only the format rule (CKPT-B-4); else the entries differ."""
-    if run._epochs_allowed(f.files, f.have, f.theirs):
+    if _epochs_allowed(f, state.scenario.partition):
         return
     theirs = _golden_text(f)
     mine_entries, ref_entries = epoch_entries(f.have), epoch_entries(theirs)
@@ -326,16 +331,16 @@ def _epochs(run: RunFileComparison, f: GoldenFile) -> None:
         reqs, cause = check_rules.EPOCH_FORMAT, f"{f.fixed}: format (the same entries)"
     else:
         reqs, cause = f.reqs, f"{f.fixed}: entries differ from the reference's"
-    run.fail("golden_files", f"{f.name}: {text_difference(f.have, theirs)}", reqs, cause=cause)
+    state.fail("golden_files", f"{f.name}: {text_difference(f.have, theirs)}", reqs, cause=cause)
 
 
-def _text(run: RunFileComparison, f: GoldenFile) -> None:
+def _text(state: RunState, f: GoldenFile) -> None:
     """A checkpoint or other text file: both sides, faithfully, under the rule that fixes
     its content (check_rules.TEXT_FILE_RULES: CKPT-B-5, CKPT-B-6, CKPT-B-8, CLEAN-3), else
     the file's rules."""
     reqs = check_rules.TEXT_FILE_RULES.get(f.fixed, f.reqs)
     message = f"{f.name}: {text_difference(f.have, _golden_text(f))}"
-    run.fail("golden_files", message, reqs, cause=f"{f.fixed}: differs from the reference's")
+    state.fail("golden_files", message, reqs, cause=f"{f.fixed}: differs from the reference's")
 
 
 def _golden_text(f: GoldenFile) -> bytes:
@@ -351,8 +356,8 @@ def _active_base(files: dict[str, bytes], partition: str) -> int | None:
     return max((b for b, k, m in live if k == "log" and not m), default=None)
 
 
-# a file's kind (or, for the other files, its name) -> what is compared when it differs;
-# any other file is compared as text
+# a file's kind (or, for the other files, its name) -> what is compared when it differs,
+# each handler given the run's state and the file; any other file is compared as text
 FILE_DIFFERENCES = {
     "index": _index,
     "timeindex": _index,

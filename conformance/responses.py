@@ -2,12 +2,11 @@
 ``wrong_error``, ``unexpected_error``, ``wrong_result``, ``changed``, ``invariant``,
 ``golden_response``).
 
-``RunResponses`` is mixed into ``Run`` (steps.py): a response against the step's
-``expect``, the state rules every ``open`` and ``state`` response keeps (MODEL-1, MODEL-4,
-TXN-B-7, ROLL-21), whether a refused operation changed anything (MODEL-11, APPEND-27), and
-the response against the reference's to the same request (the goldens). It uses the run's
-``send``, ``fail``, ``driver``, ``now``, ``log_open``, ``config``, ``damaged``,
-``features``, ``golden``, ``responses`` and ``failures``.
+``ResponseChecks`` is the part of a ``Run`` (steps.py) that sends the steps' requests and
+checks each response: against the step's ``expect``, the state rules every ``open`` and
+``state`` response keeps (MODEL-1, MODEL-4, TXN-B-7, ROLL-21), whether a refused operation
+changed anything (MODEL-11, APPEND-27), and against the reference's response to the same
+request (the goldens). It reads and records through the run's ``RunState`` (run_state.py).
 """
 
 from __future__ import annotations
@@ -26,6 +25,7 @@ from .diagnostics import (
     show,
 )
 from .disk import epoch_entries
+from .run_state import RunState
 from .transport import Response
 
 FEATURE_RESULTS = {  # result fields only a testee claiming the feature is compared on
@@ -50,34 +50,58 @@ class _Absent:
 ABSENT = _Absent()
 
 
-class RunResponses:
+class ResponseChecks:
     """The response checks of a ``Run`` (the module docstring)."""
 
-    may: dict | None = None  # the current step's MAY answer, if it names one (steps.py)
-    may_taken: frozenset[str] = frozenset()  # the MAY rules whose answer the testee gave
+    def __init__(self, state: RunState) -> None:
+        self.state = state
+        self.may_taken: frozenset[str] = frozenset()  # the MAY rules whose answer was given
+
+    def send(self, op: str, args: dict) -> Response:
+        """A step's request to the testee, its response recorded (``RunState.responses``)."""
+        state = self.state
+        response = state.driver.request(op, args, state.now)
+        state.responses.append({"step": state.step_index, **normalized(op, response)})
+        return response
 
     def check_response(self, op: str, args: dict, expect: dict, reqs: list[str]) -> Response:
+        """Send a request and check its response: against the step's ``expect``, the state
+        rules, ``unchanged`` (MODEL-11) and, with goldens, against the reference's."""
+        state = self.state
         before = self._observe() if expect.get("unchanged") else None
         response = self.send(op, args)
-        problems_before = len(self.failures)
+        problems_before = len(state.failures)
+        self._check_expected(op, expect, response, reqs)
+        if response.ok and op in ("open", "state"):
+            self.check_state_rules(response.result)
+        if before is not None:
+            self._check_unchanged(op, before, reqs)
+        if state.golden is not None and len(state.failures) == problems_before:
+            self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
+        return response
+
+    def _check_expected(self, op: str, expect: dict, response: Response, reqs: list[str]) -> None:
+        """The response against the step's ``expect``: the refusal or error it names, else
+        success and the result fields it names."""
+        fail = self.state.fail
         wanted = expect.get("error")
         if expect.get("refused"):  # the rule leaves the code open: any refusal passes
             if response.ok:
-                self.fail("missing_error", f"{op}: succeeded, expected a refusal", reqs)
+                fail("missing_error", f"{op}: succeeded, expected a refusal", reqs)
         elif wanted is not None:
             if response.ok:
-                self.fail(
+                fail(
                     "missing_error", f"succeeded, expected {wanted}", reqs,
                     cause=f"{op}: succeeded, expected {wanted}",
                 )  # fmt: skip
             elif response.code != wanted:
-                self.fail(
+                fail(
                     "wrong_error", f"refused with {response.code}, expected {wanted}", reqs,
                     cause=f"{op}: refused with {response.code}, expected {wanted}",
                 )  # fmt: skip
         elif not response.ok:
             said = f" ({printable(response.message)})" if response.message else ""
-            self.fail(
+            fail(
                 f"unexpected_error:{response.code}", f"refused with {response.code}{said}", reqs,
                 cause=f"{op}: refused with {response.code}",
             )  # fmt: skip
@@ -85,33 +109,32 @@ class RunResponses:
             for key, want, have in self._mismatches(op, expect, response.result):
                 shown = "absent" if have is ABSENT else show(have)
                 optional = (op, key) in check_rules.OPTIONAL_RESULT_FIELDS
-                self.fail(
+                fail(
                     "wrong_result", f"{key} is {shown}, expected {show(want)}",
                     check_rules.response_field_rules(op, key) if optional else reqs,
                     cause=f"{op}: {key} differs from the scenario's",
                 )  # fmt: skip
-        if response.ok and op in ("open", "state"):
-            self._state_rules(response.result)
-        if before is not None:
-            after = self._observe()
-            if after != before and not (op == "append" and _only_epochs_added(before, after)):
-                changed = sorted(
-                    k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
-                )
-                what = (
-                    f"the files {names(changed)}"
-                    if changed
-                    else f"the state {show(before[1])} -> {show(after[1])}"
-                )
-                self.fail(
-                    "changed",
-                    f"a refused operation changed {what}",
-                    sorted(set(reqs) | {"MODEL-11"}),
-                    cause=f"{op}: a refused operation changed {'files' if changed else 'the state'}",
-                )
-        if self.golden is not None and len(self.failures) == problems_before:
-            self._compare_response(op, response, reqs, any_code=bool(expect.get("refused")))
-        return response
+
+    def _check_unchanged(self, op: str, before: tuple[dict, dict | None], reqs: list[str]) -> None:
+        """``unchanged``: a refused operation changed neither files nor state (MODEL-11),
+        but for the leader epoch entries a refused append may add (APPEND-27)."""
+        after = self._observe()
+        if after == before or (op == "append" and _only_epochs_added(before, after)):
+            return
+        changed = sorted(
+            k for k in set(before[0]) | set(after[0]) if before[0].get(k) != after[0].get(k)
+        )
+        what = (
+            f"the files {names(changed)}"
+            if changed
+            else f"the state {show(before[1])} -> {show(after[1])}"
+        )
+        self.state.fail(
+            "changed",
+            f"a refused operation changed {what}",
+            sorted(set(reqs) | {"MODEL-11"}),
+            cause=f"{op}: a refused operation changed {'files' if changed else 'the state'}",
+        )
 
     def check_response_or_may(
         self, op: str, args: dict, expect: dict, may: dict | None, reqs: list[str]
@@ -120,17 +143,17 @@ class RunResponses:
         the fields that answer must have) and the response is that answer instead, the
         step's failures give way to the MAY's choice (spec README §1.6): they count only for
         a ``kafka_exact`` testee, as do the run's golden differences (``settle_choices``)."""
-        mark = len(self.failures)
+        mark = len(self.state.failures)
         response = self.check_response(op, args, expect, reqs)
-        if not may or len(self.failures) == mark or not response.ok:
+        if not may or len(self.state.failures) == mark or not response.ok:
             return response
         if any(True for _ in self._mismatches(op, may["expect"], response.result)):
             return response  # neither answer: the scenario's own failures stand
-        taken = self.failures[mark:]
-        del self.failures[mark:]
+        taken = self.state.failures[mark:]
+        del self.state.failures[mark:]
         self.may_taken = self.may_taken | {may["rule"]}
         for failure in taken:
-            self.fail(failure.category, failure.message, failure.requirements,
+            self.state.fail(failure.category, failure.message, failure.requirements,
                       cause=failure.cause, choice=[may["rule"]])  # fmt: skip
         return response
 
@@ -139,13 +162,13 @@ class RunResponses:
         because of it: its golden differences rest on that MAY too (spec README §1.6)."""
         if not self.may_taken:
             return
-        kept, self.failures = self.failures, []
+        kept, self.state.failures = self.state.failures, []
         for f in kept:
             if f.category.startswith("golden_"):
                 f = replace(f, choice=sorted(set(f.choice) | self.may_taken))
-                if check_rules.open_choice(f.choice, self.features):
+                if check_rules.open_choice(f.choice, self.state.features):
                     continue
-            self.failures.append(f)
+            self.state.failures.append(f)
 
     def _mismatches(self, op: str, expect: dict, result: dict):
         """(field, wanted, answered) of each result field that differs from ``expect``."""
@@ -161,10 +184,10 @@ class RunResponses:
                 yield key, want, have
 
     def _observe(self) -> tuple[dict, dict | None]:
-        files = self._files()
+        files = self.state.visible_files()
         state = None
-        if self.log_open:
-            response = self.driver.request("state", {}, self.now)
+        if self.state.log_open:
+            response = self.state.driver.request("state", {}, self.state.now)
             state = response.result if response.ok else {"error": response.code}
         return files, state
 
@@ -218,45 +241,48 @@ class RunResponses:
             return [r.offset for b in batches for r in b.records()]
         return result.get(key, ABSENT)
 
-    def _state_rules(self, state: dict) -> None:
+    def check_state_rules(self, log_state: dict) -> None:
+        """The rules every ``open`` and ``state`` response keeps (MODEL-1, MODEL-4,
+        TXN-B-7, ROLL-21); the epilogue checks its reopen's with it too."""
+        fail, features = self.state.fail, self.state.features
         # MODEL-4: above the LEO only at the base offset of a segment rolled in beyond it
-        active_base = max((s["base_offset"] for s in state["segments"]), default=0)
-        if state["recovery_point"] > max(state["log_end_offset"], active_base):
-            self.fail(
+        active_base = max((s["base_offset"] for s in log_state["segments"]), default=0)
+        if log_state["recovery_point"] > max(log_state["log_end_offset"], active_base):
+            fail(
                 "invariant",
-                f"recovery point {state['recovery_point']} above both the LEO "
-                f"{state['log_end_offset']} and the active segment's base offset {active_base}",
+                f"recovery point {log_state['recovery_point']} above both the LEO "
+                f"{log_state['log_end_offset']} and the active segment's base offset {active_base}",
                 ["MODEL-4"],
                 cause="the recovery point above the LEO",
             )
-        lso = state.get("last_stable_offset")
+        lso = log_state.get("last_stable_offset")
         if (
             lso is not None
-            and "transaction_index" in self.features
-            and not min(state["log_start_offset"], state["log_end_offset"])
+            and "transaction_index" in features
+            and not min(log_state["log_start_offset"], log_state["log_end_offset"])
             <= lso
-            <= state["log_end_offset"]
+            <= log_state["log_end_offset"]
         ):
-            self.fail(
+            fail(
                 "invariant",
                 f"last stable offset {lso} outside [log start offset "
-                f"{state['log_start_offset']}, LEO {state['log_end_offset']}]",
+                f"{log_state['log_start_offset']}, LEO {log_state['log_end_offset']}]",
                 ["TXN-B-7"],
                 cause="the last stable offset outside the log",
             )
-        bases = [s["base_offset"] for s in state["segments"]]
+        bases = [s["base_offset"] for s in log_state["segments"]]
         if bases != sorted(set(bases)):
-            self.fail(
+            fail(
                 "invariant",
                 f"segment base offsets {show(bases)} do not strictly increase",
                 ["MODEL-1"],
                 cause="segment base offsets that do not increase",
             )
-        limit = self.config.get("segment_bytes")
-        if limit is not None and not self.damaged:
-            for s in state["segments"]:
+        limit = self.state.config.get("segment_bytes")
+        if limit is not None and not self.state.damaged:
+            for s in log_state["segments"]:
                 if s["size_bytes"] > limit:
-                    self.fail(
+                    fail(
                         "invariant",
                         f"segment {s['base_offset']} holds {s['size_bytes']} bytes, above segment_bytes {limit}",
                         ["ROLL-21"],
@@ -270,17 +296,17 @@ class RunResponses:
         differs is tagged with the rule that defines it (check_rules.py), or with the
         step's rules when no single rule does. ``any_code``: the rule leaves a refusal's
         code open, so only refused-or-not is compared."""
-        index = len(self.responses) - 1
-        golden = self.golden.get("responses", [])
+        index = len(self.state.responses) - 1
+        golden = self.state.golden.get("responses", [])
         if index >= len(golden):
             return
-        want, have = golden[index], self.responses[index]
+        want, have = golden[index], self.state.responses[index]
         if want["op"] != op:
             return  # the scenario changed since the goldens were made
         if want["ok"] != have["ok"] or (want.get("code") != have.get("code") and not any_code):
             got = "success" if have["ok"] else have["code"]
             wanted = "success" if want["ok"] else want["code"]
-            self.fail(
+            self.state.fail(
                 "golden_response", f"{got}, the reference gives {wanted}", reqs,
                 cause=f"{op}: {got}, the reference gives {wanted}",
             )  # fmt: skip
@@ -293,14 +319,14 @@ class RunResponses:
             if op == "append" and key == "first_offset" and value == -1:
                 continue
             feature, feature_reqs = FEATURE_RESULTS.get(key, (None, []))
-            if feature is not None and feature not in self.features:
+            if feature is not None and feature not in self.state.features:
                 continue
             mine = have["result"][key]
             if key == "aborted_transactions":
                 mine, value = _aborted(mine), _aborted(value)  # in any order
             if mine == value:
                 continue
-            if self.recompressed and _same_records_result(op, key, mine, value):
+            if self.state.recompressed and _same_records_result(op, key, mine, value):
                 continue  # a rewritten compressed batch, compared as records (COMPACT-28)
             if op == "read" and key == "data":
                 shown = bytes_difference(base64.b64decode(mine), base64.b64decode(value))
@@ -310,7 +336,7 @@ class RunResponses:
             rules = check_rules.response_field_rules(op, key) or sorted(
                 set(reqs) | set(feature_reqs)
             )
-            self.fail(
+            self.state.fail(
                 "golden_response", message, rules,
                 cause=f"{op}: {key} differs from the reference's",
             )  # fmt: skip

@@ -2,16 +2,18 @@
 
 A ``Failure`` is one failed check: its category, the step and operation, the rules it is
 about and the SHOULD choices its expectation rests on, from which its level follows. A
-``Result`` is a scenario's verdict with its failures. ``HarnessError`` is the harness's own
-bug, never the testee's.
+``Result`` is a scenario's verdict with its failures and what its epilogue saw
+(``EpilogueRecord``, epilogue.py). ``HarnessError`` is the harness's own bug, never the
+testee's.
 """
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .epilogue import EpilogueRecord
+from .golden_files import file_entries
 from .scenarios import LEVEL_ORDER, Scenario, load_requirements
 
 
@@ -77,6 +79,50 @@ class Failure:
         }
         if self.choice:
             data["choice"] = list(self.choice)
+        return data
+
+
+@dataclass
+class FullRead:
+    """What a read from the log start offset to the LEO returned: whole batches only."""
+
+    data: bytes = b""
+    batches: list[list[int]] = field(default_factory=list)  # [base offset, last offset]
+    reads: int = 0
+    problem: str | None = None
+
+    def summary(self) -> dict:
+        """The goldens' record of the read (the bytes themselves are the .log files')."""
+        return {
+            "sha256": hashlib.sha256(self.data).hexdigest(),
+            "size": len(self.data),
+            "batches": len(self.batches),
+            "first_offset": self.batches[0][0] if self.batches else None,
+            "last_offset": self.batches[-1][1] if self.batches else None,
+        }
+
+
+@dataclass
+class EpilogueRecord:
+    """What the epilogue saw: ``files`` after its close (None when the steps had closed
+    the log), the reopened ``state``, and the full ``read``; or why it was ``skipped``."""
+
+    skipped: str | None = None
+    files: dict[str, bytes] | None = None
+    state: dict | None = None
+    read: FullRead | None = None
+    finished: bool = False  # reopened, read and closed again without a refusal
+
+    def to_golden(self) -> dict:
+        if self.skipped is not None:
+            return {"skipped": self.skipped}
+        data: dict = {}
+        if self.files is not None:
+            data["files"] = file_entries(self.files)
+        if self.state is not None:
+            data["state"] = self.state
+        if self.read is not None:
+            data["read"] = self.read.summary()
         return data
 
 

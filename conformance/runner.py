@@ -27,9 +27,10 @@ escape, as HarnessError: the run stops with exit status 2.
 
 Where each part lives: ``Runner`` (here) runs one scenario and turns the run into a
 ``Result`` (results.py, with ``Failure`` and ``HarnessError``); ``Run`` (steps.py) does the
-steps, the harness's own among them (damage.py); it checks each response (responses.py),
-the ``files`` steps (file_checks.py), the segment invariants (index_invariants.py) and the
-files against the goldens (file_comparison.py), then runs the epilogue (epilogue.py).
+steps, the harness's own among them (damage.py), and the ``files`` steps (file_checks.py);
+what the run knows is its ``RunState`` (run_state.py), which each part is given: the
+response checks (responses.py), the segment invariants (index_invariants.py), the files
+against the goldens (file_comparison.py) and the epilogue (epilogue.py).
 """
 
 from __future__ import annotations
@@ -101,6 +102,7 @@ class Runner:
         shutil.rmtree(workdir, ignore_errors=True)
         golden = None if self.goldens is None else self.goldens.get(scenario.id)
         run = Run(scenario, self.driver, workdir, golden, features)
+        state = run.state
         self.driver.context = scenario.id
         try:
             run.run()
@@ -109,28 +111,28 @@ class Runner:
                 f" [{printable(exc.detail, MAX_TAIL, 'end', lines=True)}]" if exc.detail else ""
             )
             step = (
-                run.s.steps[run.step_index]
-                if run.step_index is not None and run.step_index >= 0
+                scenario.steps[state.step_index]
+                if state.step_index is not None and state.step_index >= 0
                 else {}
             )
-            run.fail(exc.kind, exc.message + detail, run.reqs(step), cause=exc.cause)
+            state.fail(exc.kind, exc.message + detail, state.step_reqs(step), cause=exc.cause)
         except Exception as exc:  # noqa: BLE001 - the harness's own bug, never the testee's
-            raise HarnessError(scenario.id, run.step_index, run.operation, exc) from exc
+            raise HarnessError(scenario.id, state.step_index, state.operation, exc) from exc
         finally:
-            self.driver.end_scenario(run.now)
-        run.settle_choices()
+            self.driver.end_scenario(state.now)
+        run.checks.settle_choices()
         if self.cross_loader is not None:
-            self.cross_loader.check(run)
+            self.cross_loader.check(state, run.epilogue.record)
         result = Result(
             scenario,
-            "failed" if run.failures else "passed",
-            run.failures,
+            "failed" if state.failures else "passed",
+            state.failures,
             duration_s=time.perf_counter() - started,
-            responses=run.responses,
+            responses=state.responses,
             corrupt_files=run.corrupt_files,
             closed=run.steps_closed,
-            epilogue=run.epilogue,
-            stopped_at=None if run.steps_done else _step_number(run.step_index),
+            epilogue=run.epilogue.record,
+            stopped_at=None if run.steps_done else _step_number(state.step_index),
         )
         if self.keep_files:
             result.final_files = (
@@ -155,6 +157,6 @@ def _kept_files(run: Run) -> dict[str, bytes]:
     """The files a run left (``keep_files``); none when the testee left something the
     harness does not open (its test has failed for it)."""
     try:
-        return disk.snapshot(run.root, run.anchor)
+        return disk.snapshot(run.state.root, run.state.anchor)
     except (scratch.UnsafeFile, OSError):
         return {}

@@ -73,6 +73,11 @@ class Scenario:
         return any("crash" in step or "damage" in step for step in self.steps)
 
     @property
+    def truncates(self) -> bool:
+        """Some step truncates the log (``truncate_to``, ``truncate_fully_and_start_at``)."""
+        return any("truncate_to" in s or "truncate_fully_and_start_at" in s for s in self.steps)
+
+    @property
     def may_forget_timestamps(self) -> bool:
         """A truncation follows a reload (an ``open`` or ``crash`` step): a segment reopened
         from disk may then lose its largest timestamp to TRUNC-9's rule, as Kafka's does, so

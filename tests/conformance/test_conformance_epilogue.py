@@ -7,7 +7,7 @@ import json
 
 import pytest
 
-from conformance import runner as runner_module
+from conformance import epilogue as epilogue_module
 from conformance.goldens import MANIFEST, golden_dir, load_manifest_entries
 from conformance.mutants import mutants
 from conformance.protocol import schema_errors
@@ -114,7 +114,7 @@ def test_only_the_epilogue_sees_a_close_time_bug(name, scenario_id, rule, transp
     mutant = mutants()[name]
     scenarios, _ = select([scenario_id])
     with monkeypatch.context() as patch:
-        patch.setattr(runner_module.Run, "run_epilogue", lambda run: None)
+        patch.setattr(epilogue_module.Epilogue, "run", lambda epilogue: None)
         assert run_suite(mutant.impl(transport), scenarios).count("passed") == 1
     suite = run_suite(mutant.impl(transport), scenarios)
     (outcome,) = suite.outcomes
