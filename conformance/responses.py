@@ -192,54 +192,21 @@ class ResponseChecks:
         return files, state
 
     def _actual(self, op: str, key: str, result: dict):
-        if key == "segments":
-            return [[s["base_offset"], s["size_bytes"]] for s in result.get("segments", ())]
-        if key == "segment_bases":
-            return [s["base_offset"] for s in result.get("segments", ())]
-        if key == "aborted_transactions":
-            return _aborted(result.get(key, ABSENT))
-        if key == "fetch_offset_metadata":
-            m = result["fetch_offset_metadata"]
-            return [
-                m["message_offset"],
-                m["segment_base_offset"],
-                m["relative_position_in_segment"],
-            ]
-        if op == "read" and key in (
-            "batches",
-            "offsets",
-            "keys",
-            "size",
-            "empty",
-            "epochs",
-            "max_timestamps",
-            "crc_valid",
-        ):
-            data = base64.b64decode(result["data"])
-            if key == "size":
-                return len(data)
-            if key == "empty":
-                return not data and not result["first_entry_incomplete"]
-            try:
-                batches = list(iter_batches(data))
-            except KafkaLogError as exc:
-                return f"undecodable ({exc.category.value})"
-            if key == "batches":
-                return [[b.base_offset, b.last_offset] for b in batches]
-            if key == "epochs":
-                return [getattr(b, "partition_leader_epoch", -1) for b in batches]
-            if key == "max_timestamps":
-                return [b.max_timestamp for b in batches]
-            if key == "crc_valid":
-                return all(b.is_valid for b in batches)
-            if key == "keys":  # compaction: which keys a cleaning kept
-                return [
-                    None if r.key is None else r.key.decode("utf-8", "replace")
-                    for b in batches
-                    for r in b.records()
-                ]
-            return [r.offset for b in batches for r in b.records()]
-        return result.get(key, ABSENT)
+        """The response's value for an expectation's ``key``: a view of the result
+        (RESULT_VIEWS), of a read's bytes (READ_DATA_VIEWS) or of its decoded batches
+        (READ_BATCH_VIEWS), else the field itself."""
+        if key in RESULT_VIEWS:
+            return RESULT_VIEWS[key](result)
+        if op != "read" or key not in READ_DATA_VIEWS.keys() | READ_BATCH_VIEWS.keys():
+            return result.get(key, ABSENT)
+        data = base64.b64decode(result["data"])
+        if key in READ_DATA_VIEWS:
+            return READ_DATA_VIEWS[key](data, result)
+        try:
+            batches = list(iter_batches(data))
+        except KafkaLogError as exc:
+            return f"undecodable ({exc.category.value})"
+        return READ_BATCH_VIEWS[key](batches)
 
     def check_state_rules(self, log_state: dict) -> None:
         """The rules every ``open`` and ``state`` response keeps (MODEL-1, MODEL-4,
@@ -350,6 +317,43 @@ def _same_records_result(op: str, key: str, mine, value) -> bool:
     if op == "read" and key == "data":
         return same_records.same_records(base64.b64decode(mine), base64.b64decode(value))
     return False
+
+
+def _fetch_offset_metadata(result: dict) -> list[int]:
+    m = result["fetch_offset_metadata"]
+    return [m["message_offset"], m["segment_base_offset"], m["relative_position_in_segment"]]
+
+
+def _keys(batches) -> list[str | None]:
+    """Which keys a cleaning kept (compaction), in offset order."""
+    return [
+        None if r.key is None else r.key.decode("utf-8", "replace")
+        for b in batches
+        for r in b.records()
+    ]
+
+
+# what an expectation's key compares, where it is not a field of the response as it stands
+RESULT_VIEWS = {
+    "segments": lambda r: [[s["base_offset"], s["size_bytes"]] for s in r.get("segments", ())],
+    "segment_bases": lambda r: [s["base_offset"] for s in r.get("segments", ())],
+    "aborted_transactions": lambda r: _aborted(r.get("aborted_transactions", ABSENT)),
+    "fetch_offset_metadata": _fetch_offset_metadata,
+}
+# a read's bytes as they came
+READ_DATA_VIEWS = {
+    "size": lambda data, result: len(data),
+    "empty": lambda data, result: not data and not result["first_entry_incomplete"],
+}
+# a read's batches, decoded (bytes that do not decode compare as "undecodable (category)")
+READ_BATCH_VIEWS = {
+    "batches": lambda batches: [[b.base_offset, b.last_offset] for b in batches],
+    "offsets": lambda batches: [r.offset for b in batches for r in b.records()],
+    "epochs": lambda batches: [getattr(b, "partition_leader_epoch", -1) for b in batches],
+    "max_timestamps": lambda batches: [b.max_timestamp for b in batches],
+    "crc_valid": lambda batches: all(b.is_valid for b in batches),
+    "keys": _keys,
+}
 
 
 def _aborted(value):
