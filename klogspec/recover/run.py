@@ -38,10 +38,9 @@ from reference_impl.log.unified_log import Log
 from .failure import FailedRun, failed_run, index_sizes
 from .journal import Journal, fsync_dir, step
 from .loss import Loss, measure_loss
-from .plan import Action, PlanError, RecoveryPlan, plan_recovery
+from .plan import Action, PlanError, RecoveryPlan, claimed_offsets, plan_recovery
 from .quarantine import Quarantine, quarantine_folder, quarantine_folders
 from .safety import shown
-from .scan import claimed_offsets
 
 EXIT_OK, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2  # RECOV-17 (klogspec/cli.py's statuses)
 

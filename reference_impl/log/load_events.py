@@ -74,6 +74,10 @@ class LoadObserver:
     def renamed(self, file: Path, to: Path, reason: Reason) -> None:
         self.events.append(LoadEvent("rename", file, reason, to=to))
 
+    def recovering(self, file: Path, reason: Reason) -> None:
+        """The segment of ``file`` (its .log) is about to be recovered (no event: a recovery
+        changes a file only by the truncation it reports)."""
+
     def recovered(self, file: Path, reason: Reason) -> None:
         """The segment of ``file`` (its .log) was recovered: its indexes rebuilt."""
         self.events.append(LoadEvent("recover", file, reason))
