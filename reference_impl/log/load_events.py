@@ -4,8 +4,8 @@ The loader (loader.py, swap_files.py) tells a ``LoadObserver`` before every chan
 destroys bytes (a truncation, a deletion) and after every other change (a rename, a
 rebuilt or created index, a new segment). ``klogspec recover`` uses the "before" calls to
 move the bytes into its quarantine folder first (klogspec/recover/quarantine.py) and the
-list of events for its report; tests check the events against the plan of
-klogspec/recover/plan.py. A load without an observer uses ``LoadObserver()``, which
+list of events for its report; its dry run (klogspec/recover/plan.py) turns the events of
+a load over a recording storage (storage.py) into its plan. A load without an observer uses ``LoadObserver()``, which
 records nothing. A kafka-log-spec addition: Kafka's LogLoader.java only logs what it does.
 """
 
