@@ -42,14 +42,16 @@ class _File:
         end = min(position + size, self.length)
         if end <= position:
             return b""
-        out = bytearray(self._read_source(position, min(end, self.base)))
-        out.extend(bytes(end - position - len(out)))  # past the source: zeros
-        at = bisect.bisect_right(self.extents, position, key=lambda e: e[0] + len(e[1]))
-        for start, data in self.extents[at:]:
-            if start >= end:
-                break
-            lo, hi = max(start, position), min(start + len(data), end)
-            out[lo - position : hi - position] = data[lo - start : hi - start]
+        data = self._read_source(position, min(end, self.base))
+        if len(data) < end - position:
+            data += bytes(end - position - len(data))  # past the source: zeros
+        over = [(s, d) for s, d in self.extents if s < end and s + len(d) > position]
+        if not over:
+            return data  # the usual read of a .log: the real bytes, one copy
+        out = bytearray(data)
+        for start, written in over:
+            lo, hi = max(start, position), min(start + len(written), end)
+            out[lo - position : hi - position] = written[lo - start : hi - start]
         return bytes(out)
 
     def _read_source(self, position: int, end: int) -> bytes:
@@ -60,14 +62,21 @@ class _File:
         return os.pread(self._handle.fileno(), end - position, position)
 
     def write(self, data, position: int) -> int:
-        """Merge ``data`` at ``position`` with the extents it touches or adjoins."""
+        """Write into the extent ``data`` starts in or right after, in place, when it stays
+        clear of the next one (appends, rewrites); else merge the extents it touches."""
         end, self.changed = position + len(data), True
-        last = self.extents[-1] if self.extents else None
-        if last is not None and last[0] + len(last[1]) == position:
-            last[1].extend(data)  # the common case, an append (an index, a .log): in place
-            self.length = max(self.length, end)
-            return len(data)
-        merged = bytearray(data)
+        self.length = max(self.length, end)
+        at = bisect.bisect_right(self.extents, position, key=lambda e: e[0]) - 1
+        if at >= 0:
+            start, old = self.extents[at]
+            following = self.extents[at + 1][0] if at + 1 < len(self.extents) else None
+            if position <= start + len(old) and (following is None or end < following):
+                old[position - start : end - start] = data
+                return len(data)
+        self._merge(bytearray(data), position, end)
+        return len(data)
+
+    def _merge(self, merged: bytearray, position: int, end: int) -> None:
         kept = []
         for start, old in self.extents:
             if start + len(old) < position or start > end:
@@ -80,8 +89,6 @@ class _File:
             position, end = min(position, start), max(end, start + len(old))
         bisect.insort(kept, (position, merged), key=lambda e: e[0])
         self.extents = kept
-        self.length = max(self.length, end)
-        return len(data)
 
     def truncate(self, size: int) -> None:
         """Set the length: bytes past ``size`` go; growing adds zeros."""
