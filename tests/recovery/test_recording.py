@@ -26,9 +26,11 @@ from reference_impl.formats.file_naming import (
 )
 from reference_impl.log import checkpoint_files as ckpt
 from reference_impl.log.clock import SystemClock
+from reference_impl.log.config import LogConfig
 from reference_impl.log.loader import LoadOptions
 from reference_impl.log.storage import using
 from reference_impl.log.unified_log import Log
+from reference_impl.records import SimpleRecord, build_record_batch
 
 from .support import append_nonsense, keyed_batch, open_log, partition_dir, small_config
 
@@ -268,3 +270,79 @@ def test_a_plan_the_load_does_not_follow_fails_the_real_run(tmp_path, clock, mon
     monkeypatch.setattr(run_module, "plan_recovery", losing_a_deletion)
     report = recover_partition(dir, CONFIG, from_offset=0, discard=True)
     assert report.status == 2 and "did not follow the plan" in report.error
+
+
+# --- what the dry run refuses, as the load would fail or split ---
+BASE = 100
+
+
+def _batches(first: int, count: int, step: int = 10) -> bytes:
+    """``count`` batches of 2 records from offset ``first``; ``step`` 0: equal timestamps."""
+    return b"".join(
+        build_record_batch(
+            [SimpleRecord(b"v" * 20, b"k", timestamp=1000 + step * n), SimpleRecord(b"w")],
+            base_offset=first + 2 * n,
+        )
+        for n in range(count)
+    )
+
+
+REFUSED = {
+    "offset index full": (_batches(BASE, 12, step=0), 8 * 4, "recovery would meet index full"),
+    "offsets go back while loading": (
+        _batches(BASE, 6) + _batches(BASE, 6),
+        4096,
+        "offsets that go back while loading (LOAD-13)",
+    ),
+    "past the base's int32": (
+        _batches(BASE, 2) + _batches(BASE + 2**31, 2),
+        4096,
+        "recovery would meet overflow",
+    ),
+}
+
+
+@pytest.mark.req("RECOV-6", "RECOV-10", "LOAD-13", "RECOV-17")
+@pytest.mark.parametrize("case", sorted(REFUSED))
+def test_the_dry_run_refuses_what_the_load_cannot_plan(tmp_path, case):
+    """A segment recovered while loading (no .index, LOAD-13) whose recovery fills an index,
+    goes back, or overflows its base (a split, RECOV-10, which the plan does not describe):
+    the dry run names the .log and the rule, exit status 2, and changes nothing."""
+    data, index_bytes, words = REFUSED[case]
+    dir = tmp_path / "t-0"
+    dir.mkdir()
+    (dir / log_file_name(BASE)).write_bytes(data)
+    before = _state(tmp_path)
+    config = LogConfig(index_interval_bytes=1, segment_index_bytes=index_bytes)
+    report = recover_partition(dir, config, from_offset=0, dry_run=True)
+    assert report.status == 2 and report.error == f"{log_file_name(BASE)}: {words}", case
+    assert _state(tmp_path) == before
+
+
+@pytest.mark.req("RECOV-6", "RECOV-16")
+def test_offsets_that_go_back_after_loading_empty_the_segment_in_the_plan(tmp_path):
+    """The same segment with a sane index: recovered as unflushed, emptied (RECOV-6), planned
+    as the truncation of every byte, then made so by the real run."""
+    dir = tmp_path / "t-0"
+    dir.mkdir()
+    data = _batches(BASE, 6) + _batches(BASE, 6)
+    (dir / log_file_name(BASE)).write_bytes(data)
+    (dir / offset_index_file_name(BASE)).write_bytes(b"")
+    config = LogConfig(index_interval_bytes=1, segment_index_bytes=4096)
+    plan = recover_partition(dir, config, from_offset=0, dry_run=True).plan
+    cut = next(a for a in plan.actions if a.action == "truncate")
+    assert (cut.position, cut.bytes, cut.error) == (0, len(data), "invalid_offset")
+    assert cut.offsets == (BASE, BASE + 12)
+    report = recover_partition(dir, config, from_offset=0, discard=True)
+    assert report.mode == "recovered" and (dir / log_file_name(BASE)).stat().st_size == 0
+
+
+@pytest.mark.req("LOAD-11")
+def test_a_segment_not_named_as_the_loader_names_it_is_refused(tmp_path):
+    """``100.log``: the loader would open (and create) ``00000000000000000100.log`` instead."""
+    dir = tmp_path / "t-0"
+    dir.mkdir()
+    (dir / "100.log").write_bytes(_batches(BASE, 2))
+    report = recover_partition(dir, LogConfig(), from_offset=0, dry_run=True)
+    assert report.error == f"100.log: the loader would open {log_file_name(BASE)} instead"
+    assert sorted(p.name for p in dir.iterdir()) == ["100.log"]
