@@ -9,12 +9,9 @@ from __future__ import annotations
 import errno
 import os
 from collections.abc import Iterator, Sequence
-from pathlib import Path
 
 import reference_impl.formats.index_entries as index
 from reference_impl.errors import KafkaLogError, raise_first
-
-from .safe_files import open_regular
 
 WINDOW_SLOTS = 1 << 16  # slots read at a time, as a .log is read a window at a time
 ENTRY_SIZE = index.INDEX_ENTRY_SIZE
@@ -73,15 +70,6 @@ def sanity_check(handle, base_offset: int, *, time: bool, file: str | None = Non
     ``index.index_problems``, on the slots it reads."""
     slots, size = IndexSlots(handle, base_offset, time=time), os.fstat(handle.fileno()).st_size
     raise_first(index.index_problems(size, slots.__getitem__, base_offset, time=time, file=file))
-
-
-def sanity_check_file(
-    path: str | Path, base_offset: int, *, time: bool, within: str | Path | None = None
-) -> None:
-    """``sanity_check`` of the index at ``path``, opened only if it is a regular file
-    (PART-8, PART-9)."""
-    with open_regular(path, within) as handle:
-        sanity_check(handle, base_offset, time=time, file=str(path))
 
 
 def entries_before_zero_tail(handle, base_offset: int, *, time: bool) -> list:

@@ -1,3 +1,3 @@
 """``klogspec recover``: the loader's recovery of partition directories, planned without
-changing anything (plan.py, scan.py), then run with every removed byte kept
+changing anything (plan.py: the loader itself over recording.py's storage), then run with every removed byte kept
 (quarantine.py); cli.py is the command."""

@@ -45,7 +45,7 @@ from .journal import (
     step,
 )
 from .naming import QUARANTINE_DIR, slice_name
-from .scan import claimed_offsets
+from .plan import claimed_offsets
 
 
 def quarantine_folder(partition: Path, now: float | None = None) -> Path:

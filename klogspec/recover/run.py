@@ -1,13 +1,13 @@
 """One partition's recovery: plan, journal, load, close (spec/behaviour/recovery.md §7).
 
-``recover_partition`` plans the load (plan.py); with ``dry_run``, or when the plan changes
-nothing, it stops there. Otherwise it starts a journal (journal.py), keeps the producer
-snapshots, and loads the directory with the reference loader as after an unclean shutdown
+``recover_partition`` plans the load (plan.py: the same loader over a storage that records
+the writes); with ``dry_run``, or when the plan changes nothing, it stops there. Otherwise
+it starts a journal (journal.py), keeps the producer snapshots, and loads the directory with the reference loader as after an unclean shutdown
 (every segment from the recovery point on is checked, LOAD-16's index check on), every
 removed byte kept in the quarantine folder before it goes (quarantine.py, unless
 ``discard``); then it closes the log (everything flushed, the recovery point checkpointed at
 the log end offset), marks the journal complete and checks that the loader did what the
-plan said (RECOV-16).
+plan said (RECOV-16: with one loader, what this guards is the recording layer's fidelity).
 
 A journal still ``in-progress`` is a run that was killed (RECOV-21). It is finished first,
 as it was started (its recovery point, its folder): the segments it planned to delete after a
@@ -38,10 +38,9 @@ from reference_impl.log.unified_log import Log
 from .failure import FailedRun, failed_run, index_sizes
 from .journal import Journal, fsync_dir, step
 from .loss import Loss, measure_loss
-from .plan import Action, PlanError, RecoveryPlan, plan_recovery
+from .plan import Action, PlanError, RecoveryPlan, claimed_offsets, plan_recovery
 from .quarantine import Quarantine, quarantine_folder, quarantine_folders
 from .safety import shown
-from .scan import claimed_offsets
 
 EXIT_OK, EXIT_CHANGED, EXIT_FAILED = 0, 1, 2  # RECOV-17 (klogspec/cli.py's statuses)
 

@@ -23,7 +23,6 @@ freshly rolled, untouched segment has only its ``.log``.
 
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Callable
 from pathlib import Path
@@ -36,6 +35,7 @@ from ..formats.index_entries import (  # Kafka's search, kept with the index rul
     largest_lower_bound_slot,
     smallest_upper_bound_slot,
 )
+from .storage import storage
 
 __all__ = ["AbstractIndex", "LazyIndex", "largest_lower_bound_slot", "smallest_upper_bound_slot"]
 
@@ -57,17 +57,16 @@ class AbstractIndex:
         self.file = Path(file)
         self.base_offset = base_offset
         self.max_index_size = max_index_size
-        newly_created = not self.file.exists()
-        fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
+        newly_created = not storage().exists(self.file)
+        self._channel = storage().open_channel(self.file)
         if newly_created and max_index_size < self.entry_size:
             # INDEX-3, INDEX-22: Kafka creates the file (AbstractIndex.java:90), then refuses
             # the size (99-101): a 0-byte file is left
-            os.close(fd)
+            self._channel.close()
             raise InvalidArgumentError(f"invalid max index size: {max_index_size}")
-        self._handle = os.fdopen(fd, "r+b", buffering=0)
         if newly_created:
-            os.ftruncate(fd, round_down_to_exact_multiple(max_index_size, self.entry_size))
-        self.length = os.fstat(fd).st_size
+            self._channel.truncate(round_down_to_exact_multiple(max_index_size, self.entry_size))
+        self.length = self._channel.size()
         self.max_entries = self.length // self.entry_size
         # the entries' bytes, slot n at n * entry_size; None until an existing file's
         # slots are first needed (INDEX-5: all its whole slots, zero slots included)
@@ -78,7 +77,7 @@ class AbstractIndex:
         """The entries' bytes, read from the file on first use."""
         if self._data is None:
             size = self._unread_entries * self.entry_size
-            self._data = bytearray(os.pread(self._handle.fileno(), size, 0) if size else b"")
+            self._data = bytearray(self._channel.read_at(0, size) if size else b"")
         return self._data
 
     # --- entry decoding, per subclass ---
@@ -106,7 +105,7 @@ class AbstractIndex:
         reads two slots, not a (sparse, 4 GiB) file."""
         if self._data is not None:
             return self._entry_at(slot)
-        raw = os.pread(self._handle.fileno(), self.ENTRY.size, slot * self.ENTRY.size)
+        raw = self._channel.read_at(slot * self.ENTRY.size, self.ENTRY.size)
         return self._decode(self.ENTRY.unpack(raw))
 
     # --- sizes ---
@@ -151,7 +150,7 @@ class AbstractIndex:
         in one write: the compiled recovery and append (reference_impl/kernels) pack them
         with the checks of ``append`` made (fullness, order, the relative offset)."""
         slots = self._slots()
-        os.pwrite(self._handle.fileno(), entries, len(slots))
+        self._channel.write_at(entries, len(slots))
         slots += entries
 
     def _truncate_to_entries(self, entries: int) -> None:
@@ -200,7 +199,7 @@ class AbstractIndex:
             raise InvalidArgumentError(
                 f"cannot resize {self.file} to {rounded} bytes below its {self.entries} entries"
             )
-        os.ftruncate(self._handle.fileno(), rounded)
+        self._channel.truncate(rounded)
         self.length = rounded
         self.max_entries = rounded // self.entry_size
         return True
@@ -214,32 +213,27 @@ class AbstractIndex:
 
     # --- the file ---
     def read_file(self) -> bytes:
-        return os.pread(self._handle.fileno(), self.length, 0)
+        return self._channel.read_at(0, self.length)
 
     def flush(self) -> None:
-        os.fsync(self._handle.fileno())
+        self._channel.force()
 
     def close(self) -> None:
         self.trim_to_valid_size()
         self.close_handler()
 
     def close_handler(self) -> None:
-        if not self._handle.closed:
-            self._handle.close()
+        self._channel.close()
 
     def rename_to(self, path: str | Path) -> None:
         try:
-            os.replace(self.file, path)
+            storage().replace(self.file, Path(path))
         finally:
-            self.file = Path(path)
+            self.file = self._channel.file = Path(path)
 
     def delete_if_exists(self) -> bool:
         self.close_handler()
-        try:
-            self.file.unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        return storage().unlink(self.file, missing_ok=True)
 
     def __repr__(self) -> str:
         return (
@@ -281,7 +275,7 @@ class LazyIndex(Generic[IndexT]):
             self._index.rename_to(path)
             return
         try:
-            os.replace(self._file, path)
+            storage().replace(self._file, Path(path))
         except FileNotFoundError:
             pass  # never created: there is nothing to rename
         finally:
@@ -290,11 +284,7 @@ class LazyIndex(Generic[IndexT]):
     def delete_if_exists(self) -> bool:
         if self._index is not None:
             return self._index.delete_if_exists()
-        try:
-            self._file.unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        return storage().unlink(self._file, missing_ok=True)
 
     def close(self) -> None:
         if self._index is not None:

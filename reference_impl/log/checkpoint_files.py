@@ -10,7 +10,6 @@ keeps the others.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import Category, CorruptCheckpointError, LogOperationError
@@ -22,6 +21,7 @@ from ..formats.checkpoints import (
     write_offset_checkpoint,
     write_partition_metadata,
 )
+from .storage import storage
 
 RECOVERY_POINT_CHECKPOINT = "recovery-point-offset-checkpoint"
 LOG_START_OFFSET_CHECKPOINT = "log-start-offset-checkpoint"
@@ -32,27 +32,20 @@ PARTITION_METADATA = "partition.metadata"
 def write_atomically(path: Path, data: bytes) -> None:
     """CheckpointFile.write: temp file, fsync, atomic rename, fsync of the directory."""
     tmp = path.with_name(path.name + ".tmp")
-    with open(tmp, "wb") as out:
-        out.write(data)
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(tmp, path)
+    storage().write_file(tmp, data, sync=True)
+    storage().replace(tmp, path)
     fsync_dir(path.parent)
 
 
 def fsync_dir(path: Path) -> None:
-    fd = os.open(path, os.O_RDONLY)
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    storage().sync_dir(path)
 
 
 def read_offsets(path: Path) -> dict[tuple[str, int], int]:
     """An offset checkpoint as {(topic, partition): offset}; a missing file has none."""
-    if not path.exists():
+    if not storage().exists(path):
         return {}
-    entries = read_offset_checkpoint(path.read_bytes(), file=str(path))
+    entries = read_offset_checkpoint(storage().read_file(path), file=str(path))
     return {(e.topic, e.partition): e.offset for e in entries}
 
 
@@ -74,8 +67,9 @@ def update_offset(path: Path, topic: str, partition: int, offset: int | None) ->
 def initialize_topic_id(metadata_file: Path, topic_id: str | None) -> str | None:
     """partition.metadata: read it if present (a different ``topic_id`` is
     ``inconsistent_topic_id``), else write ``topic_id`` there if one is given."""
-    if metadata_file.exists():
-        recorded = read_partition_metadata(metadata_file.read_bytes(), file=str(metadata_file))
+    if storage().exists(metadata_file):
+        data = storage().read_file(metadata_file)
+        recorded = read_partition_metadata(data, file=str(metadata_file))
         if topic_id is not None and topic_id != recorded.topic_id:
             raise LogOperationError(
                 Category.INCONSISTENT_TOPIC_ID,

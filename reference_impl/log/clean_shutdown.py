@@ -15,12 +15,12 @@ and never once a log of the directory crashed (or went offline) in this session.
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 from pathlib import Path
 
 from ..formats.checkpoints import write_clean_shutdown
 from .checkpoint_files import fsync_dir
+from .storage import storage
 
 CLEAN_SHUTDOWN_FILE = ".kafka_cleanshutdown"
 NO_BROKER_EPOCH = -1  # LogManager.shutdown(brokerEpoch = -1)
@@ -28,29 +28,22 @@ NO_BROKER_EPOCH = -1  # LogManager.shutdown(brokerEpoch = -1)
 
 def marker_exists(log_dir: Path) -> bool:
     """CLEAN-1, CLEAN-2: the marker counts by its presence alone, whatever it holds."""
-    return (log_dir / CLEAN_SHUTDOWN_FILE).exists()
+    return storage().exists(log_dir / CLEAN_SHUTDOWN_FILE)
 
 
 def delete_marker(log_dir: Path) -> None:
     """LOAD-2: delete the marker before any log of the directory is loaded. The directory
     is fsynced so the deletion survives a crash during loading (Kafka does not fsync)."""
-    try:
-        (log_dir / CLEAN_SHUTDOWN_FILE).unlink()
-    except FileNotFoundError:
-        return
-    fsync_dir(log_dir)
+    if storage().unlink(log_dir / CLEAN_SHUTDOWN_FILE, missing_ok=True):
+        fsync_dir(log_dir)
 
 
 def write_marker(log_dir: Path, broker_epoch: int = NO_BROKER_EPOCH) -> None:
     """CLEAN-3: ``{"version":0,"brokerEpoch":<epoch>}``, fsynced (and its name, by a
     directory fsync)."""
-    path = log_dir / CLEAN_SHUTDOWN_FILE
-    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
-    try:
-        os.write(fd, write_clean_shutdown(broker_epoch))
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+    storage().write_file(
+        log_dir / CLEAN_SHUTDOWN_FILE, write_clean_shutdown(broker_epoch), sync=True
+    )
     fsync_dir(log_dir)
 
 

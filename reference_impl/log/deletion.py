@@ -21,6 +21,7 @@ from ..formats.file_naming import (
 )
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .storage import storage
 
 
 def delete_segment_files(
@@ -57,4 +58,4 @@ def delete_segment_files_if_exist(dir: Path, base_offset: int, suffix: str = "")
         txn_index_file_name(base_offset, suffix),
         log_file_name(base_offset, suffix),
     ):
-        (dir / name).unlink(missing_ok=True)
+        storage().unlink(dir / name, missing_ok=True)

@@ -15,7 +15,6 @@ returns. Batches are walked with the FileLogInputStream stop rules of
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,6 +24,7 @@ from ..errors import InvalidArgumentError
 from ..records import Batch, iter_file_batches
 from ..records.record import NO_PARTITION_LEADER_EPOCH, NO_TIMESTAMP
 from ..records.stream import FileSource
+from .storage import FileChannel, storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,16 +53,18 @@ def _maybe_leader_epoch(epoch: int) -> int | None:
 class FileRecords:
     """A ``.log`` file (``is_slice`` False) or a slice ``[start, end)`` of one."""
 
-    def __init__(self, path: Path, handle, start: int, end: int, is_slice: bool) -> None:
+    def __init__(
+        self, path: Path, channel: FileChannel, start: int, end: int, is_slice: bool
+    ) -> None:
         self.file = Path(path)
-        self._handle = handle
+        self._channel = channel
         self.start = start
         self.end = end
         self.is_slice = is_slice
         if is_slice:
             self._size = end - start  # a slice does not look at the file's length
         else:
-            physical = os.fstat(handle.fileno()).st_size
+            physical = channel.size()
             if physical > INT32_MAX:
                 raise InvalidArgumentError(
                     f"the size of segment {path} ({physical}) is larger than the maximum "
@@ -84,12 +86,11 @@ class FileRecords:
         zero bytes but starts with logical size 0; any other file's logical size is its
         physical length."""
         path = Path(path)
-        fd = os.open(path, os.O_RDWR | os.O_CREAT, 0o644)
-        handle = os.fdopen(fd, "r+b", buffering=0)
+        channel = storage().open_channel(path)
         new_and_preallocated = not file_already_exists and preallocate
         if new_and_preallocated:
-            os.ftruncate(fd, init_file_size)
-        return cls(path, handle, 0, 0 if new_and_preallocated else INT32_MAX, False)
+            channel.truncate(init_file_size)
+        return cls(path, channel, 0, 0 if new_and_preallocated else INT32_MAX, False)
 
     # --- sizes ---------------------------------------------------------------------
 
@@ -99,7 +100,7 @@ class FileRecords:
         return self._size
 
     def physical_size(self) -> int:
-        return os.fstat(self._handle.fileno()).st_size
+        return self._channel.size()
 
     # --- writing -------------------------------------------------------------------
 
@@ -110,7 +111,7 @@ class FileRecords:
                 f"append of {len(data)} bytes is too large for a segment at position {self._size}",
                 file=str(self.file),
             )
-        written = os.pwrite(self._handle.fileno(), data, self.start + self._size)
+        written = self._channel.write_at(data, self.start + self._size)
         self._size += written
         return written
 
@@ -128,7 +129,7 @@ class FileRecords:
                 file=str(self.file),
             )
         if target_size < self.physical_size():
-            os.ftruncate(self._handle.fileno(), target_size)
+            self._channel.truncate(target_size)
             self._size = target_size
         return original - target_size
 
@@ -137,41 +138,39 @@ class FileRecords:
         self.truncate_to(self._size)
 
     def flush(self) -> None:
-        os.fsync(self._handle.fileno())
+        self._channel.force()
 
     def close(self) -> None:
         """Flush, trim, close: a cleanly closed .log has no preallocated tail."""
         self.flush()
         self.trim()
-        self._handle.close()
+        self._channel.close()
 
     def close_handlers(self) -> None:
         """Close the file without writing anything (an offline log directory)."""
-        self._handle.close()
+        self._channel.close()
 
     def rename_to(self, path: str | Path) -> None:
         try:
-            os.replace(self.file, path)
+            storage().replace(self.file, Path(path))
         finally:
-            self.file = Path(path)
+            self.file = self._channel.file = Path(path)
 
     def delete_if_exists(self) -> bool:
-        if not self._handle.closed:
-            self._handle.close()
-        try:
-            self.file.unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        self._channel.close()
+        return storage().unlink(self.file, missing_ok=True)
 
     def set_last_modified(self, ms: int) -> None:
         """Stamp the file's mtime; the reference keeps .log mtimes on the injected clock."""
         ns = ms * 1_000_000
-        # through the open handle when there is one (every append stamps it): no path lookup
-        os.utime(self.file if self._handle.closed else self._handle.fileno(), ns=(ns, ns))
+        # through the open channel when there is one (every append stamps it): no path lookup
+        if self._channel.closed:
+            storage().set_last_modified(self.file, ns)
+        else:
+            self._channel.set_last_modified(ns)
 
     def last_modified(self) -> int:
-        return os.stat(self.file).st_mtime_ns // 1_000_000
+        return storage().last_modified_ns(self.file) // 1_000_000
 
     # --- reading -------------------------------------------------------------------
 
@@ -194,16 +193,16 @@ class FileRecords:
         if end > INT32_MAX or end > self.start + current:
             end = self.start + current  # Kafka's int overflow check lands here too
         start = self.start + position
-        return FileRecords(self.file, self._handle, start, end, True)
+        return FileRecords(self.file, self._channel, start, end, True)
 
     def read_bytes(self) -> bytes:
         """Every byte of this file or slice (Kafka: readInto / writeTo)."""
-        return os.pread(self._handle.fileno(), self._size, self.start)
+        return self._channel.read_at(self.start, self._size)
 
     def file_source(self) -> FileSource:
         """This file read a window at a time (records/stream.py), as a walk of its batches
         reads it: the compiled recovery's (log/_compiled_recovery.py)."""
-        return FileSource(self._handle)
+        return FileSource(self._channel)
 
     def batches(self) -> Iterator[Batch]:
         return self.batches_from(self.start)
@@ -211,7 +210,7 @@ class FileRecords:
     def batches_from(self, position: int) -> Iterator[Batch]:
         """Whole batches from ``position`` (a batch start) to the end of this view."""
         end = self.end if self.is_slice else self._size
-        return iter(iter_file_batches(self._handle, file=str(self.file), start=position, end=end))
+        return iter(iter_file_batches(self._channel, file=str(self.file), start=position, end=end))
 
     def search_for_offset_with_size(
         self, target_offset: int, starting_position: int

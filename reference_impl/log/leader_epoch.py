@@ -20,6 +20,7 @@ from ..formats.checkpoints import (
     write_leader_epoch_checkpoint,
 )
 from .checkpoint_files import write_atomically
+from .storage import storage
 
 
 class LeaderEpochFileCache:
@@ -27,10 +28,10 @@ class LeaderEpochFileCache:
         """Open the checkpoint (created empty, 0 bytes, if missing) and load its entries
         through ``assign``'s rules, without writing."""
         self.checkpoint = Path(checkpoint)
-        self.checkpoint.touch(exist_ok=True)
+        storage().touch(self.checkpoint)
         self._epochs: list[EpochEntry] = []  # ascending by epoch (and start offset)
         for entry in read_leader_epoch_checkpoint(
-            self.checkpoint.read_bytes(), file=str(self.checkpoint)
+            storage().read_file(self.checkpoint), file=str(self.checkpoint)
         ):
             self._assign(entry)
 

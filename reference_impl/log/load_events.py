@@ -4,8 +4,8 @@ The loader (loader.py, swap_files.py) tells a ``LoadObserver`` before every chan
 destroys bytes (a truncation, a deletion) and after every other change (a rename, a
 rebuilt or created index, a new segment). ``klogspec recover`` uses the "before" calls to
 move the bytes into its quarantine folder first (klogspec/recover/quarantine.py) and the
-list of events for its report; tests check the events against the plan of
-klogspec/recover/plan.py. A load without an observer uses ``LoadObserver()``, which
+list of events for its report; its dry run (klogspec/recover/plan.py) turns the events of
+a load over a recording storage (storage.py) into its plan. A load without an observer uses ``LoadObserver()``, which
 records nothing. A kafka-log-spec addition: Kafka's LogLoader.java only logs what it does.
 """
 
@@ -73,6 +73,10 @@ class LoadObserver:
 
     def renamed(self, file: Path, to: Path, reason: Reason) -> None:
         self.events.append(LoadEvent("rename", file, reason, to=to))
+
+    def recovering(self, file: Path, reason: Reason) -> None:
+        """The segment of ``file`` (its .log) is about to be recovered (no event: a recovery
+        changes a file only by the truncation it reports)."""
 
     def recovered(self, file: Path, reason: Reason) -> None:
         """The segment of ``file`` (its .log) was recovered: its indexes rebuilt."""

@@ -53,6 +53,7 @@ from .producer_state_manager import ProducerStateManager
 from .producer_state_rebuild import delete_producer_snapshots, rebuild_producer_state
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .storage import storage
 from .swap_files import complete_swaps, remove_temp_files_and_collect_swap_files
 
 _INDEX_KINDS = (FileKind.OFFSET_INDEX, FileKind.TIME_INDEX, FileKind.TXN_INDEX)
@@ -206,7 +207,7 @@ class LogLoader:
     def _load_segment_files(self) -> None:
         """LOAD-11 to LOAD-16: in ascending name order, delete orphan indexes and open
         every ``.log`` as a segment, recovering those whose indexes cannot be used."""
-        for file in sorted(p for p in self.dir.iterdir() if p.is_file()):
+        for file in storage().files(self.dir):
             info = classify(file)
             if info.marker is not None or info.kind not in (FileKind.LOG, *_INDEX_KINDS):
                 continue  # not a segment file (LOAD-25: nor is a directory, quarantine included)
@@ -216,14 +217,16 @@ class LogLoader:
                     file=str(file),
                 )  # LOAD-11, Kafka's NumberFormatException
             if info.kind is not FileKind.LOG:
-                if not (self.dir / log_file_name(info.base_offset)).exists():
+                if not storage().exists(self.dir / log_file_name(info.base_offset)):
                     self.observer.deleting(file, Reason.ORPHAN_INDEX)  # LOAD-12
-                    file.unlink(missing_ok=True)
+                    storage().unlink(file, missing_ok=True)
                 continue
             self.segments.add(self._load_segment(info.base_offset))
 
     def _load_segment(self, base_offset: int) -> LogSegment:
-        time_index_newly_created = not (self.dir / time_index_file_name(base_offset)).exists()
+        time_index_newly_created = not storage().exists(
+            self.dir / time_index_file_name(base_offset)
+        )
         segment = LogSegment.open(
             self.dir, base_offset, self.config, self.clock, file_already_exists=True
         )
@@ -254,6 +257,7 @@ class LogLoader:
                 segment.log.file, position, segment.log.size - position, reason, error
             )
 
+        self.observer.recovering(segment.log.file, reason)
         # RECOV-19: a scratch producer state, brought to the segment's base from the
         # snapshots and earlier segments, is replayed through it and saved at its end
         psm = ProducerStateManager(self.dir, self.producer_state_manager.producer_id_expiration_ms)
@@ -391,4 +395,4 @@ def _segment_files(segment: LogSegment) -> list[Path]:
         segment.time_index_file,
         segment.txn_index.file,
     )
-    return [f for f in files if f.exists()]
+    return [f for f in files if storage().exists(f)]

@@ -19,7 +19,6 @@ A pass over the cleanable range ``[first dirty offset, first uncleanable offset)
 
 from __future__ import annotations
 
-import os
 from dataclasses import dataclass
 
 from ..constants import INT32_MAX
@@ -28,6 +27,7 @@ from .offset_map import SkimpyOffsetMap
 from .offset_overflow import create_new_cleaned_segment
 from .record_filter import BatchRetention, RecordFilter, filter_to
 from .segment import LogSegment
+from .storage import storage
 
 DEDUPE_BUFFER_SIZE = 4 * 1024 * 1024  # the protocol's default (Kafka's broker: 128 MiB)
 IO_BUFFER_SIZE = 512 * 1024  # log.cleaner.io.buffer.size; the Cleaner gets half
@@ -359,5 +359,5 @@ def set_last_modified(segment: LogSegment, ms: int) -> None:
     """LogSegment.setLastModified: the ``.log`` and both indexes."""
     segment.log.set_last_modified(ms)
     for path in (segment.offset_index_file, segment.time_index_file):
-        if path.exists():
-            os.utime(path, ns=(ms * 1_000_000, ms * 1_000_000))
+        if storage().exists(path):
+            storage().set_last_modified(path, ms * 1_000_000)

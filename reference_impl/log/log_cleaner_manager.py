@@ -19,6 +19,7 @@ from pathlib import Path
 from ..constants import LONG_MAX
 from . import checkpoint_files as ckpt
 from .log_cleaner import Cleaner, CleanerStats
+from .storage import storage
 
 CLEANER_OFFSET_CHECKPOINT = "cleaner-offset-checkpoint"
 
@@ -163,7 +164,7 @@ def create_checkpoint_file(log) -> None:
     """Kafka's CheckpointFile creates the file, empty, when the cleaner starts (LogManager's
     startup); the reference creates it at its first pass, so that a log never cleaned keeps
     the directory it had."""
-    checkpoint_path(log).touch(exist_ok=True)
+    storage().touch(checkpoint_path(log))
 
 
 def read_checkpoint(log) -> int | None:
@@ -182,7 +183,7 @@ def maybe_truncate_checkpoint(log, offset: int) -> None:
     checkpointed offset of a compacted log brings it down to ``offset``. Only an existing
     file is cut (Kafka's, created empty at startup, has no entry to cut otherwise)."""
     path = checkpoint_path(log)
-    if not path.exists() or not log.config.compact:
+    if not storage().exists(path) or not log.config.compact:
         return
     current = read_checkpoint(log)
     if (current if current is not None else 0) > offset:

@@ -24,6 +24,7 @@ from .load_events import LoadObserver, Reason
 from .log_segments import LogSegments
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .storage import storage
 
 CHUNK_BUFFER_BYTES = 1024 * 1024  # appendChunkFromFile's read buffer
 
@@ -170,7 +171,7 @@ def replace_segments(
         if old.base_offset != new_sorted[0].base_offset:
             segments.remove(old.base_offset)
         for file in (old.log.file, old.offset_index_file, old.time_index_file):
-            if file.exists() and observer is not None:
+            if storage().exists(file) and observer is not None:
                 observer.deleting(file, Reason.OFFSET_OVERFLOW)
         delete_segment_files(
             [old],

@@ -11,7 +11,6 @@ so a restart reads the newest snapshot and re-applies only the batches after it.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 from ..errors import CorruptSnapshotError, InvalidFileNameError
@@ -23,6 +22,7 @@ from ..formats.file_naming import (
 from ..formats.producer_snapshot import read_snapshot, write_snapshot
 from .log_validator import AppendOrigin
 from .producer_state import CompletedTxn, ProducerAppendInfo, ProducerStateEntry, TxnMetadata
+from .storage import storage
 
 DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, a broker config
 
@@ -30,10 +30,10 @@ DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000  # producer.id.expiration.ms, a b
 def list_snapshot_files(dir: Path) -> dict[int, Path]:
     """Every ``<offset>.snapshot`` file in ``dir`` by offset (``.deleted`` ones are not)."""
     found: dict[int, Path] = {}
-    if not dir.is_dir():
+    if not storage().is_dir(dir):
         return found
-    for path in dir.iterdir():
-        if path.name.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX) and path.is_file():
+    for path in storage().files(dir):
+        if path.name.endswith(PRODUCER_SNAPSHOT_FILE_SUFFIX):
             prefix = path.name.split(".", 1)[0]
             if not prefix.isdigit():  # Kafka's offsetFromFile: NumberFormatException
                 raise InvalidFileNameError(f"{path.name} has no offset in its name", file=str(path))
@@ -144,11 +144,7 @@ class ProducerStateManager:
             return None
         path = self.dir / producer_snapshot_file_name(self.last_map_offset)
         entries = [self.producers[pid].to_snapshot_entry() for pid in sorted(self.producers)]
-        with open(path, "wb") as out:
-            out.write(write_snapshot(entries))
-            if sync:
-                out.flush()
-                os.fsync(out.fileno())
+        storage().write_file(path, write_snapshot(entries), sync=sync)
         self.snapshots[self.last_map_offset] = path
         self.last_snap_offset = self.last_map_offset
         return path
@@ -184,7 +180,7 @@ class ProducerStateManager:
         while self.snapshots:
             offset = max(self.snapshots)
             try:
-                entries = read_snapshot(self.snapshots[offset].read_bytes())
+                entries = read_snapshot(storage().read_file(self.snapshots[offset]))
             except (CorruptSnapshotError, OSError):
                 self._remove_and_delete_snapshot(offset)
                 continue
@@ -215,13 +211,13 @@ class ProducerStateManager:
     def remove_and_mark_snapshot_for_deletion(self, offset: int) -> Path | None:
         """SNAP-B-8: a deleted segment's snapshot is renamed ``.deleted``, to go with it."""
         path = self.snapshots.pop(offset, None)
-        if path is None or not path.exists():
+        if path is None or not storage().exists(path):
             return None
         target = path.with_name(path.name + DELETED_FILE_SUFFIX)
-        path.rename(target)
+        storage().rename(path, target)
         return target
 
     def _remove_and_delete_snapshot(self, offset: int) -> None:
         path = self.snapshots.pop(offset, None)
         if path is not None:
-            path.unlink(missing_ok=True)
+            storage().unlink(path, missing_ok=True)

@@ -17,6 +17,7 @@ from ..constants import INT32_MAX
 from ..errors import CorruptRecordError
 from .log_validator import AppendOrigin
 from .producer_state import CompletedTxn, ProducerAppendInfo, has_producer_id
+from .storage import storage
 
 if TYPE_CHECKING:
     from .log_segments import LogSegments
@@ -156,7 +157,7 @@ def delete_producer_snapshots(
 
     def delete() -> None:
         for path in doomed:
-            path.unlink(missing_ok=True)
+            storage().unlink(path, missing_ok=True)
 
     if async_delete:
         scheduler.schedule_once("delete-producer-snapshot", delete, file_delete_delay_ms)

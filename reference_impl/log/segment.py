@@ -35,6 +35,7 @@ from .file_records import FileRecords, LogOffsetPosition, TimestampAndOffset
 from .offset_index import OffsetIndex
 from .roll import RollParams, roll_reason
 from .segment_recovery import RecoveryScanner, tail_kind
+from .storage import storage
 from .time_index import TimeIndex
 from .transaction_index import TransactionIndex, TxnIndexSearchResult
 
@@ -118,9 +119,8 @@ class LogSegment:
         self.time_index.resize(size)
 
     def sanity_check(self, time_index_file_newly_created: bool) -> None:
-        """LogLoader's check: no .index is FileNotFoundError (recover it), a new .timeindex is
-        cut to 0 bytes, only the .txnindex's contents are checked (KAFKA-7283)."""
-        if not self.offset_index_file.exists():
+        """LogLoader's: no .index is FileNotFoundError, a new .timeindex is cut to 0 (KAFKA-7283)."""
+        if not storage().exists(self.offset_index_file):
             raise FileNotFoundError(f"offset index file {self.offset_index_file} does not exist")
         if time_index_file_newly_created:
             self.time_index.resize(0)
@@ -414,7 +414,7 @@ class LogSegment:
             part.delete_if_exists()
 
     def deleted(self) -> bool:
-        return not any(part.file.exists() for part in self._parts())
+        return not any(storage().exists(part.file) for part in self._parts())
 
     def __repr__(self) -> str:
         return f"LogSegment(base_offset={self.base_offset}, size={self.size})"

@@ -10,8 +10,7 @@ are not parsed; a batch is valid when its framing, size and CRC are.
 ``LogSegment.recover`` (segment.py) resets the segment's indexes, runs this module's walk
 and cuts the ``.log``. The walk, batch by batch, is ``RecoveryScanner``, and
 ``recover_batch`` what each batch adds to the segment's indexes, the leader epoch cache
-and the producer state; ``klogspec recover --dry-run`` plans with both, on a recording
-segment (klogspec/recover/scan.py). When the compiled kernels are built,
+and the producer state. When the compiled kernels are built,
 ``recover_batches`` is their walk (_compiled_recovery.py): it takes the runs of clean
 batches and hands every other batch to the same ``take`` and ``recover_batch``.
 """

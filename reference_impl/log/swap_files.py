@@ -28,11 +28,12 @@ from .clock import Clock
 from .config import LogConfig
 from .load_events import LoadObserver, Reason
 from .segment import LogSegment
+from .storage import storage
 
 
 def _regular_files(dir: Path) -> list[Path]:
     # sorted, so deletions and renames happen (and are reported) in a stable order
-    return sorted(p for p in dir.iterdir() if p.is_file())
+    return storage().files(dir)
 
 
 class TempFilePass:
@@ -73,7 +74,7 @@ def remove_temp_files_and_collect_swap_files(dir: Path, observer: LoadObserver) 
     temp_files = TempFilePass(file.name for file in _regular_files(dir))
     for name, reason in temp_files:
         observer.deleting(dir / name, reason)
-        (dir / name).unlink(missing_ok=True)
+        storage().unlink(dir / name, missing_ok=True)
     return [dir / name for name in temp_files.swap_files]
 
 
@@ -122,9 +123,9 @@ def complete_swaps(
     names = [file.name for file in _regular_files(dir)]
     for name in replaced_by_swaps(names, min_swap, max_swap):
         observer.deleting(dir / name, Reason.REPLACED_BY_SWAP)
-        (dir / name).unlink(missing_ok=True)
+        storage().unlink(dir / name, missing_ok=True)
     for file in _regular_files(dir):
         if file.name.endswith(SWAP_FILE_SUFFIX):
             target = file.with_name(file.name[: -len(SWAP_FILE_SUFFIX)])
-            file.rename(target)
+            storage().rename(file, target)
             observer.renamed(file, target, Reason.SWAP)

@@ -11,7 +11,6 @@ of the file, where the "channel position" stands.
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,6 +23,7 @@ from ..formats.index_entries import (
     encode_aborted_txn,
     sanity_check_txn_index,
 )
+from .storage import FileChannel, storage
 
 
 @dataclass(frozen=True, slots=True)
@@ -39,19 +39,18 @@ class TransactionIndex:
     def __init__(self, start_offset: int, file: str | Path) -> None:
         self.start_offset = start_offset
         self.file = Path(file)
-        self._handle = None
+        self._handle: FileChannel | None = None
         self._position = 0  # the end of the entries written so far (the channel position)
         self._last_offset: int | None = None  # in memory only, not reloaded on open
-        if self.file.exists():
+        if storage().exists(self.file):
             self._open()
 
-    def _open(self):
-        fd = os.open(self.file, os.O_RDWR | os.O_CREAT, 0o644)
-        self._handle = os.fdopen(fd, "r+b", buffering=0)
-        self._position = os.fstat(fd).st_size
+    def _open(self) -> FileChannel:
+        self._handle = storage().open_channel(self.file)
+        self._position = self._handle.size()
         return self._handle
 
-    def _channel(self):
+    def _channel(self) -> FileChannel:
         return self._handle if self._handle is not None else self._open()
 
     def append(self, txn: AbortedTxn) -> None:
@@ -65,13 +64,13 @@ class TransactionIndex:
             )
         self._last_offset = txn.last_offset
         data = encode_aborted_txn(txn)
-        os.pwrite(self._channel().fileno(), data, self._position)
+        self._channel().write_at(data, self._position)
         self._position += len(data)
 
     def _entries_with_positions(self) -> Iterator[tuple[AbortedTxn, int]]:
         if self._handle is None:
             return
-        data = os.pread(self._handle.fileno(), self._position, 0)
+        data = self._handle.read_at(0, self._position)
         for position in range(0, self._position - ABORTED_TXN_SIZE + 1, ABORTED_TXN_SIZE):
             yield decode_aborted_txn(data, position, file=str(self.file)), position
 
@@ -83,7 +82,7 @@ class TransactionIndex:
         new_last_offset = None
         for txn, position in self._entries_with_positions():
             if txn.last_offset >= offset:
-                os.ftruncate(self._handle.fileno(), position)
+                self._handle.truncate(position)
                 self._position = position
                 self._last_offset = new_last_offset
                 return
@@ -92,7 +91,7 @@ class TransactionIndex:
     def reset(self) -> None:
         """Remove every entry (length 0); the file stays if it existed."""
         if self._handle is not None:
-            os.ftruncate(self._handle.fileno(), 0)
+            self._handle.truncate(0)
             self._position = 0
         self._last_offset = None
 
@@ -114,12 +113,12 @@ class TransactionIndex:
         """``corrupt_index`` when an entry's lastOffset is below the segment's base offset."""
         if self._handle is None:
             return
-        data = os.pread(self._handle.fileno(), self._position, 0)
+        data = self._handle.read_at(0, self._position)
         sanity_check_txn_index(data, self.start_offset, file=str(self.file))
 
     def flush(self) -> None:
         if self._handle is not None:
-            os.fsync(self._handle.fileno())
+            self._handle.force()
 
     def close(self) -> None:
         if self._handle is not None:
@@ -128,15 +127,13 @@ class TransactionIndex:
 
     def rename_to(self, path: str | Path) -> None:
         try:
-            if self.file.exists():
-                os.replace(self.file, path)
+            if storage().exists(self.file):
+                storage().replace(self.file, Path(path))
         finally:
             self.file = Path(path)
+            if self._handle is not None:
+                self._handle.file = self.file
 
     def delete_if_exists(self) -> bool:
         self.close()
-        try:
-            self.file.unlink()
-            return True
-        except FileNotFoundError:
-            return False
+        return storage().unlink(self.file, missing_ok=True)

@@ -62,6 +62,7 @@ from .producer_state_rebuild import (
 from .roll import RollParams
 from .scheduler import Scheduler
 from .segment import LogSegment
+from .storage import storage
 from .timestamp_lookup import fetch_offset_by_timestamp
 
 Predicate = Callable[[LogSegment, LogSegment | None], bool]  # a retention pass's test
@@ -136,7 +137,7 @@ class UnifiedLog:
         clock = clock or SystemClock()
         load = load or LoadOptions()
         parse_partition_dir_name(dir.name)  # DIR-3: refuse a bad name before creating it
-        dir.mkdir(parents=True, exist_ok=True)
+        storage().make_dirs(dir)
         tracks_marker = load.had_clean_shutdown is None
         had_clean_shutdown = (
             LOG_DIRS.opening(dir.parent) if tracks_marker else load.had_clean_shutdown

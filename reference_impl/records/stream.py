@@ -54,13 +54,14 @@ class _BytesSource:
 
 
 class FileSource:
-    """Positional reads through a read-ahead window, never the whole file."""
+    """Positional reads through a read-ahead window, never the whole file. ``handle`` is an
+    open file, or a channel with ``read_at(position, size)`` (log/storage.py's)."""
 
-    def __init__(self, handle: BinaryIO) -> None:
+    def __init__(self, handle) -> None:
         # keep the file object alive: if it were collected, its fd would be closed (and
         # its number possibly reused by another open file) while the scan still reads it
         self.handle = handle
-        self.fd = handle.fileno()
+        self.pread = _reader(handle)
         self.window = b""
         self.window_start = 0
 
@@ -69,7 +70,7 @@ class FileSource:
         where they start in it."""
         offset = position - self.window_start
         if offset < 0 or offset + size > len(self.window):
-            self.window = os.pread(self.fd, CHUNK_SIZE, position)
+            self.window = self.pread(position, CHUNK_SIZE)
             self.window_start, offset = position, 0
         return self.window, offset
 
@@ -78,9 +79,17 @@ class FileSource:
         if offset >= 0 and offset + size <= len(self.window):  # the usual case: no read
             return self.window[offset : offset + size]
         if size > CHUNK_SIZE:
-            return os.pread(self.fd, size, position)
+            return self.pread(position, size)
         window, offset = self.view(position, size)
         return window[offset : offset + size]
+
+
+def _reader(handle):
+    """``read(position, size)`` of a channel, or of an open file by its descriptor."""
+    if hasattr(handle, "read_at"):
+        return handle.read_at
+    fd = handle.fileno()
+    return lambda position, size: os.pread(fd, size, position)
 
 
 class BatchScanner:
@@ -192,8 +201,9 @@ def iter_batches(
 def iter_file_batches(
     handle: BinaryIO, *, file: str | None = None, start: int = 0, end: int | None = None, **checks
 ) -> BatchScanner:
-    """Scan the entries of an open .log file without loading it (``checks`` as iter_batches)."""
-    size = os.fstat(handle.fileno()).st_size
+    """Scan the entries of an open .log file (or channel) without loading it (``checks`` as
+    iter_batches)."""
+    size = handle.size() if hasattr(handle, "read_at") else os.fstat(handle.fileno()).st_size
     end = size if end is None else min(end, size)
     name = file or getattr(handle, "name", None)
     return BatchScanner(FileSource(handle), end, start=start, file=name, **checks)

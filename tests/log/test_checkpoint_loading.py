@@ -7,7 +7,7 @@ import os
 import pytest
 
 from reference_impl.formats.checkpoints import EpochEntry
-from reference_impl.log import checkpoint_files
+from reference_impl.log import storage
 from reference_impl.log.checkpoint_files import write_atomically
 from reference_impl.log.leader_epoch import LeaderEpochFileCache
 
@@ -31,8 +31,8 @@ def test_checkpoint_write_goes_through_a_fsynced_tmp_file_and_an_atomic_rename(
         events.append(("replace", os.fspath(src), target.read_bytes()))
         real_replace(src, dst)
 
-    monkeypatch.setattr(checkpoint_files.os, "fsync", fsync)
-    monkeypatch.setattr(checkpoint_files.os, "replace", replace)
+    monkeypatch.setattr(storage.os, "fsync", fsync)
+    monkeypatch.setattr(storage.os, "replace", replace)
     write_atomically(target, b"0\n1\ntopic 0 9\n")
 
     tmp = str(target) + ".tmp"

@@ -8,7 +8,7 @@ import pytest
 
 from reference_impl.constants import INT32_MAX
 from reference_impl.errors import CorruptRecordError, KafkaLogError
-from reference_impl.log import file_records as file_records_module
+from reference_impl.log import storage as storage_module
 from reference_impl.log.file_records import FileRecords, LogOffsetPosition
 from reference_impl.records import SimpleRecord, build_legacy_message_set, build_record_batch
 
@@ -28,7 +28,7 @@ def file_records(tmp_path):
     records = FileRecords.open(tmp_path / "00000000000000000000.log")
     append_values(records)
     yield records
-    if not records._handle.closed:
+    if not records._channel.closed:
         records.close()
 
 
@@ -76,7 +76,7 @@ def test_file_size(file_records):
 @pytest.mark.req("FRAME-4", "TRUNC-11")
 def test_iteration_over_partial_and_truncation(file_records, tail):
     """Zero bytes after the data (a torn or preallocated tail) do not break iteration."""
-    os.pwrite(file_records._handle.fileno(), bytes(tail), file_records.size)
+    file_records._channel.write_at(bytes(tail), file_records.size)
     reopened = FileRecords.open(file_records.file, file_already_exists=True)
     values = [r.value for b in reopened.batches() for r in b.records()]
     assert values == VALUES
@@ -149,7 +149,7 @@ def count_ftruncate(monkeypatch) -> list[int]:
         calls.append(length)
         real(fd, length)
 
-    monkeypatch.setattr(file_records_module.os, "ftruncate", spy)
+    monkeypatch.setattr(storage_module.os, "ftruncate", spy)
     return calls
 
 

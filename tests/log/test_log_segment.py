@@ -31,7 +31,7 @@ def segments():
     opened: list[LogSegment] = []
     yield opened
     for seg in opened:
-        if not seg.log._handle.closed:
+        if not seg.log._channel.closed:
             seg.close()
 
 

@@ -8,7 +8,7 @@ import pytest
 
 from reference_impl.errors import Category, CorruptIndexError, KafkaLogError
 from reference_impl.formats.index_entries import OffsetPosition
-from reference_impl.log import abstract_index
+from reference_impl.log import storage as storage_module
 from reference_impl.log.offset_index import OffsetIndex
 
 BASE_OFFSET = 45
@@ -225,13 +225,13 @@ def test_lookup_on_unsorted_slots_matches_kafka_search(tmp_path):
 
 def _count_preads(monkeypatch) -> list[int]:
     sizes: list[int] = []
-    real = abstract_index.os.pread
+    real = storage_module.os.pread
 
     def pread(fd, size, position):
         sizes.append(size)
         return real(fd, size, position)
 
-    monkeypatch.setattr(abstract_index.os, "pread", pread)
+    monkeypatch.setattr(storage_module.os, "pread", pread)
     return sizes
 
 
