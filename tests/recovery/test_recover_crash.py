@@ -248,7 +248,7 @@ def test_sigkill_at_every_durable_step(tmp_path, monkeypatch, request):
 
 def _start_recover(root: Path) -> subprocess.Popen:
     return subprocess.Popen(
-        [sys.executable, "-c", "from klogspec.cli import main; main()", "recover",
+        [sys.executable, "-c", "from klogspec.cli import main; main()", "recover", "--yes",
          "--from-offset", "0", str(root)],
         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
     )  # fmt: skip
