@@ -106,11 +106,3 @@ def read_regular(
         if size > limit:
             raise FileTooLargeError(path, size, limit)
         return handle.read(limit + 1)
-
-
-def is_regular(path: str | Path) -> bool:
-    """Whether ``path`` itself (not a link's target) is a regular file."""
-    try:
-        return stat.S_ISREG(os.lstat(path).st_mode)
-    except OSError:
-        return False
