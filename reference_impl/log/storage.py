@@ -28,10 +28,15 @@ from pathlib import Path
 
 
 class FileChannel:
-    """An open file: Kafka's FileChannel, over a descriptor opened read-write."""
+    """An open file: Kafka's FileChannel, over a descriptor opened read-write.
+
+    The descriptor is owned by a file object, so a channel nobody closes (a log left open by
+    a crash, as the conformance ``crash`` leaves it) gives its descriptor back when it is
+    collected, as Java's channels do when their streams are finalised."""
 
     def __init__(self, file: Path, fd: int) -> None:
         self.file = file
+        self._owner = os.fdopen(fd, "r+b", buffering=0) if fd >= 0 else None
         self._fd = fd
 
     @property
@@ -59,8 +64,8 @@ class FileChannel:
 
     def close(self) -> None:
         if self._fd >= 0:
-            fd, self._fd = self._fd, -1
-            os.close(fd)
+            self._fd = -1
+            self._owner.close()
 
 
 class Storage:

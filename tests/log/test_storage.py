@@ -82,3 +82,25 @@ def test_using_switches_the_storage_for_its_block_only(tmp_path):
     with pytest.raises(ZeroDivisionError), using(layer):
         raise ZeroDivisionError
     assert storage() is OS
+
+
+@pytest.mark.skipif(not Path("/proc/self/fd").is_dir(), reason="counts /proc/self/fd (Linux)")
+def test_a_log_nobody_closes_gives_its_descriptors_back(tmp_path):
+    """A log dropped without ``close`` or ``crash`` (as many tests drop theirs, and a
+    killed process would): its channels, collected, give their descriptors back, or a long
+    run (the test suite) ends at the process's limit of open files."""
+    import gc
+    import os
+
+    def open_descriptors() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    before = open_descriptors()
+    for _ in range(3):
+        log = Log.open(tmp_path / "topic-0", LogConfig(segment_bytes=300), ManualClock(0))
+        for key in range(10):
+            log.append_as_leader(_batch(key), leader_epoch=0)
+        assert open_descriptors() > before
+        del log
+        gc.collect()
+    assert open_descriptors() == before
