@@ -91,7 +91,7 @@ class Chromium:
         while True:
             while b"\0" not in self._buffer:
                 left = deadline - time.monotonic()
-                if left <= 0 or not select.select([self._in], [], [], left)[0]:
+                if left <= 0 or not _readable(self._in, left):
                     raise ChromiumError(f"{method}: no answer within {self.timeout_s} s")
                 chunk = os.read(self._in, 1 << 20)
                 if not chunk:
@@ -207,3 +207,11 @@ class Page:
         )["data"]
         path.write_bytes(base64.b64decode(data))
         return path
+
+
+def _readable(fd: int, timeout_s: float) -> bool:
+    """Whether ``fd`` has bytes within ``timeout_s``: poll, not select, whose descriptors
+    must stay below 1024 (a long test run may hold more)."""
+    poller = select.poll()
+    poller.register(fd, select.POLLIN | select.POLLHUP)
+    return bool(poller.poll(timeout_s * 1000))
