@@ -1104,9 +1104,11 @@ class ProducerLogMachine(LogMachine):
         layout = self.layout()
         first = self.locate(layout, start)
         # the log's bound as Kafka holds it: a bound below the LEO is where a read from it
-        # starts, the LEO when no batch reaches it (LocalLog.scala convertToOffsetMetadataOrThrow)
-        if bound < self.log_end_offset and self.locate(layout, bound) is None:
-            bound = self.log_end_offset
+        # starts (LocalLog.java convertToOffsetMetadataOrThrow), which since 4.0 is the base
+        # offset of the batch holding it (READ-11); the LEO when no batch reaches it
+        if bound < self.log_end_offset:
+            holding = [b.base_offset for b in self.batches if b.last_offset >= bound]
+            bound = min(holding, default=self.log_end_offset)
         if start >= bound:
             assert fetch.aborted_transactions == ()
             return
