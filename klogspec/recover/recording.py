@@ -18,6 +18,7 @@ the plan; the loader's observer says why (load_events.py).
 from __future__ import annotations
 
 import bisect
+import errno
 import os
 from pathlib import Path
 
@@ -166,6 +167,13 @@ class RecordingStorage(Storage):
         self._names[path] = content
         return content
 
+    def _existing(self, path: Path) -> _File:
+        """``path``'s file in the overlay, or the OS's error for a name that is not there."""
+        content = self._lookup(path)
+        if content is None:
+            raise FileNotFoundError(errno.ENOENT, os.strerror(errno.ENOENT), str(path))
+        return content
+
     def view(self, path: Path) -> _File | None:
         """``path`` as the load left it (None: not there)."""
         return self._lookup(path)
@@ -205,40 +213,31 @@ class RecordingStorage(Storage):
         return sorted(p for p in names if self.exists(p) and not os.path.isdir(p))
 
     def replace(self, source: Path, target: Path) -> None:
-        content = self._lookup(source)
-        if content is None:
-            raise FileNotFoundError(2, "No such file or directory", str(source))
+        content = self._existing(source)
         self._names[Path(source)] = None
         self._create(target, content)
 
     rename = replace
 
     def unlink(self, path: Path, missing_ok: bool = False) -> bool:
-        if self._lookup(path) is None:
-            if not missing_ok:
-                raise FileNotFoundError(2, "No such file or directory", str(path))
+        if missing_ok and self._lookup(path) is None:
             return False
+        self._existing(path)
         self._names[Path(path)] = None
         return True
 
     def last_modified_ns(self, path: Path) -> int:
-        content = self._lookup(path)
-        if content is None:
-            raise FileNotFoundError(2, "No such file or directory", str(path))
+        content = self._existing(path)
         if content.mtime_ns is not None or content.source is None:
             return content.mtime_ns or 0
         return os.stat(content.source).st_mtime_ns
 
     def set_last_modified(self, path: Path, ns: int) -> None:
-        content = self._lookup(path)
-        if content is None:
-            raise FileNotFoundError(2, "No such file or directory", str(path))
+        content = self._existing(path)
         content.mtime_ns = ns
 
     def read_file(self, path: Path) -> bytes:
-        content = self._lookup(path)
-        if content is None:
-            raise FileNotFoundError(2, "No such file or directory", str(path))
+        content = self._existing(path)
         if content.source is not None and not content.extents:
             # a checkpoint's size at most, never a FIFO (PART-8): a hostile 4 GiB one is refused
             return read_regular(content.source, content.within)[: content.length]
@@ -254,4 +253,4 @@ class RecordingStorage(Storage):
 
     def make_dirs(self, path: Path) -> None:
         if not os.path.isdir(path):
-            raise FileNotFoundError(2, "No such directory (a dry run creates none)", str(path))
+            raise FileNotFoundError(errno.ENOENT, "No such directory (a dry run creates none)", str(path))

@@ -36,7 +36,7 @@ class FileChannel:
 
     def __init__(self, file: Path, fd: int) -> None:
         self.file = file
-        self._owner = os.fdopen(fd, "r+b", buffering=0) if fd >= 0 else None
+        self._owner = os.fdopen(fd, "r+b", buffering=0)
         self._fd = fd
 
     @property
