@@ -253,4 +253,6 @@ class RecordingStorage(Storage):
 
     def make_dirs(self, path: Path) -> None:
         if not os.path.isdir(path):
-            raise FileNotFoundError(errno.ENOENT, "No such directory (a dry run creates none)", str(path))
+            raise FileNotFoundError(
+                errno.ENOENT, "No such directory (a dry run creates none)", str(path)
+            )
